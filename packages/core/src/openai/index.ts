@@ -91,12 +91,22 @@ export const ResponseMessageItemSchema = z
   .looseObject({
     type: z.literal('message').optional(),
     id: z.string().optional(),
-    role: z.enum(['user', 'assistant', 'system', 'developer']),
-    content: z.union([z.string(), z.array(ResponseContentPartSchema)]),
+    role: z.enum(['user', 'assistant', 'system', 'developer', 'tool']),
+    content: z.union([z.string(), z.array(ResponseContentPartSchema)]).nullable().optional(),
     status: ItemStatus.optional(),
+    tool_call_id: z.string().optional(),
     ...optionalTokenFields,
   })
-  .superRefine(checkTokenBundle);
+  .superRefine((msg, ctx) => {
+    checkTokenBundle(msg, ctx);
+    // Assistant turns that only carry tool calls may leave out content; every other role needs it.
+    if (msg.role !== 'assistant' && (msg.content === undefined || msg.content === null)) {
+      ctx.addIssue({ code: 'custom', message: `a "${msg.role}" message needs "content" (a string or a list of parts)`, path: ['content'] });
+    }
+    if (msg.role === 'tool' && msg.tool_call_id === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'a "tool" message needs "tool_call_id"', path: ['tool_call_id'] });
+    }
+  });
 export type ResponseMessageItem = z.infer<typeof ResponseMessageItemSchema>;
 
 export const ResponseSummarySchema = z.looseObject({ text: z.string(), type: z.literal('summary_text') });
@@ -544,3 +554,4 @@ export const ChatCompletionSchema = z.looseObject({
   usage: ChatUsageSchema.nullable().optional(),
 });
 export type ChatCompletion = z.infer<typeof ChatCompletionSchema>;
+export * from './converter.js';
