@@ -1,0 +1,287 @@
+/**
+ * Lossless JSON for data files, with Python's `json` semantics.
+ *
+ * Python keeps `1` (int) and `1.0` (float) apart, keeps integers of any size exactly and keeps
+ * object keys in file order. `JSON.parse` loses all three, so prepared files and metrics would
+ * differ from the Python implementation's. Here a parsed value is:
+ *   int -> bigint, float -> number, object -> Map (insertion order, duplicate keys: last value
+ *   wins at the first key's position, as a Python dict does), array -> array.
+ * `NaN`, `Infinity` and `-Infinity` are accepted, as Python's `json.loads` does.
+ */
+import { pyFloatRepr, pyJsonString } from '../py/index.js';
+
+export type PyValue = null | boolean | string | number | bigint | PyValue[] | PyDict;
+export type PyDict = Map<string, PyValue>;
+
+export class PyJsonDecodeError extends Error {
+  override readonly name = 'PyJsonDecodeError';
+  constructor(
+    readonly reason: string,
+    /** 0-based character offset in the text. */
+    readonly pos: number,
+  ) {
+    super(`${reason} (char ${pos})`);
+  }
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** Python `json.loads(text)` into the lossless representation. */
+export function pyJsonLoads(text: string): PyValue {
+  let i = 0;
+  const n = text.length;
+
+  const fail = (reason: string, at = i): never => {
+    throw new PyJsonDecodeError(reason, at);
+  };
+  const skipWs = () => {
+    while (i < n && WS.has(text.charCodeAt(i))) i++;
+  };
+
+  const parseString = (): string => {
+    // text[i] === '"'
+    i++;
+    let out = '';
+    let start = i;
+    for (;;) {
+      if (i >= n) fail('Unterminated string starting', start - 1);
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        out += text.slice(start, i);
+        i++;
+        return out;
+      }
+      if (c === 0x5c) {
+        out += text.slice(start, i);
+        i++;
+        if (i >= n) fail('Unterminated string starting', start - 1);
+        const e = text[i];
+        switch (e) {
+          case '"': out += '"'; break;
+          case '\\': out += '\\'; break;
+          case '/': out += '/'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'n': out += '\n'; break;
+          case 'r': out += '\r'; break;
+          case 't': out += '\t'; break;
+          case 'u': {
+            const hex = text.slice(i + 1, i + 5);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('Invalid \\uXXXX escape', i - 1);
+            out += String.fromCharCode(parseInt(hex, 16));
+            i += 4;
+            break;
+          }
+          default:
+            fail('Invalid \\escape', i - 1);
+        }
+        i++;
+        start = i;
+        continue;
+      }
+      if (c < 0x20) fail('Invalid control character at', i);
+      i++;
+    }
+  };
+
+  const NUM_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?/y;
+
+  const parseValue = (depth: number): PyValue => {
+    if (depth > 10000) fail('Too deeply nested');
+    skipWs();
+    if (i >= n) fail('Expecting value');
+    const c = text[i]!;
+    if (c === '"') return parseString();
+    if (c === '{') {
+      i++;
+      const obj: PyDict = new Map();
+      skipWs();
+      if (text[i] === '}') {
+        i++;
+        return obj;
+      }
+      for (;;) {
+        skipWs();
+        if (text[i] !== '"') fail('Expecting property name enclosed in double quotes');
+        const key = parseString();
+        skipWs();
+        if (text[i] !== ':') fail("Expecting ':' delimiter");
+        i++;
+        obj.set(key, parseValue(depth + 1));
+        skipWs();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return obj;
+        }
+        fail("Expecting ',' delimiter");
+      }
+    }
+    if (c === '[') {
+      i++;
+      const arr: PyValue[] = [];
+      skipWs();
+      if (text[i] === ']') {
+        i++;
+        return arr;
+      }
+      for (;;) {
+        arr.push(parseValue(depth + 1));
+        skipWs();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return arr;
+        }
+        fail("Expecting ',' delimiter");
+      }
+    }
+    if (text.startsWith('null', i)) {
+      i += 4;
+      return null;
+    }
+    if (text.startsWith('true', i)) {
+      i += 4;
+      return true;
+    }
+    if (text.startsWith('false', i)) {
+      i += 5;
+      return false;
+    }
+    if (text.startsWith('NaN', i)) {
+      i += 3;
+      return NaN;
+    }
+    if (text.startsWith('Infinity', i)) {
+      i += 8;
+      return Infinity;
+    }
+    if (text.startsWith('-Infinity', i)) {
+      i += 9;
+      return -Infinity;
+    }
+    NUM_RE.lastIndex = i;
+    const m = NUM_RE.exec(text);
+    if (!m) return fail('Expecting value');
+    i = NUM_RE.lastIndex;
+    if (m[1] === undefined && m[2] === undefined) return BigInt(m[0]);
+    return Number(m[0]);
+  };
+
+  const value = parseValue(0);
+  skipWs();
+  if (i < n) fail('Extra data');
+  return value;
+}
+
+export interface PyDumpsOptions {
+  /** Python's `indent`; omitted = one line with `", "` / `": "` separators. */
+  indent?: number;
+}
+
+function floatToken(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return 'Infinity';
+  if (x === -Infinity) return '-Infinity';
+  return pyFloatRepr(x);
+}
+
+/**
+ * Python `json.dumps(value)` (ensure_ascii, default separators; with `indent`, Python's `","`
+ * item separator and newlines) of a lossless value. Plain objects are accepted as dicts and plain
+ * numbers as floats, so validated (plain) objects can be dumped too.
+ */
+export function pyDumps(value: unknown, options: PyDumpsOptions = {}): string {
+  const indent = options.indent;
+  const itemSep = indent === undefined ? ', ' : ',';
+  const parts: string[] = [];
+  const write = (v: unknown, depth: number): void => {
+    if (v === null || v === undefined) {
+      parts.push('null');
+      return;
+    }
+    switch (typeof v) {
+      case 'boolean':
+        parts.push(v ? 'true' : 'false');
+        return;
+      case 'bigint':
+        parts.push(v.toString());
+        return;
+      case 'number':
+        parts.push(floatToken(v));
+        return;
+      case 'string':
+        parts.push(pyJsonString(v, true));
+        return;
+      default:
+        break;
+    }
+    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
+    const padEnd = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
+    if (Array.isArray(v)) {
+      if (v.length === 0) {
+        parts.push('[]');
+        return;
+      }
+      parts.push('[' + pad);
+      v.forEach((item, k) => {
+        if (k > 0) parts.push(itemSep + pad);
+        write(item, depth + 1);
+      });
+      parts.push(padEnd + ']');
+      return;
+    }
+    const entries: [string, unknown][] =
+      v instanceof Map ? [...(v as Map<string, unknown>).entries()] : Object.entries(v as Record<string, unknown>);
+    const kept = entries.filter(([, val]) => val !== undefined);
+    if (kept.length === 0) {
+      parts.push('{}');
+      return;
+    }
+    parts.push('{' + pad);
+    kept.forEach(([k, val], idx) => {
+      if (idx > 0) parts.push(itemSep + pad);
+      parts.push(pyJsonString(k, true) + ': ');
+      write(val, depth + 1);
+    });
+    parts.push(padEnd + '}');
+  };
+  write(value, 0);
+  return parts.join('');
+}
+
+/** Convert a lossless value to plain JS (Map -> object, bigint -> number) for schema validation. */
+export function toPlain(v: PyValue): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v instanceof Map) {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of v) {
+      // defineProperty keeps a "__proto__" key an ordinary own key.
+      Object.defineProperty(out, k, { value: toPlain(val), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Number of whitespace-separated words in Python's `json.dumps(value)` (ASCII output: only spaces count). */
+export function countDumpWords(value: unknown): number {
+  const s = pyDumps(value);
+  let words = 0;
+  let inWord = false;
+  for (let k = 0; k < s.length; k++) {
+    if (s.charCodeAt(k) === 0x20) inWord = false;
+    else if (!inWord) {
+      inWord = true;
+      words++;
+    }
+  }
+  return words;
+}

@@ -1,0 +1,218 @@
+/**
+ * t-digest median estimator with the behaviour of the Python `tdigest` package (delta 0.01, K 25)
+ * that the reference metrics were computed with.
+ *
+ * Centroids are kept sorted by mean; identical means merge. While the digest holds fewer than a
+ * couple of hundred points no centroid can absorb a neighbour (the size threshold is below 2), so
+ * the median is an exact interpolation over distinct values weighted by multiplicity and matches
+ * the Python output. For larger inputs the Python package visits centroids in a random order, so
+ * both implementations give close but not bit-identical estimates.
+ */
+
+/** Small deterministic generator (mulberry32) standing in for Python's random choices. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffled<T>(items: T[], rand: () => number): T[] {
+  const out = items.slice();
+  for (let k = out.length - 1; k > 0; k--) {
+    const j = Math.floor(rand() * (k + 1));
+    [out[k], out[j]] = [out[j]!, out[k]!];
+  }
+  return out;
+}
+
+export class TDigest {
+  /** Sorted centroid means and their counts. */
+  private means: number[] = [];
+  private counts: number[] = [];
+  /** Fenwick tree over `counts` for left sums; rebuilt when the centroid list changes shape. */
+  private fenwick: Float64Array = new Float64Array(1);
+  private fenwickValid = false;
+  n = 0;
+  private readonly rand: () => number;
+
+  constructor(
+    readonly delta = 0.01,
+    readonly K = 25,
+    seed = 0x5eed,
+  ) {
+    this.rand = rng(seed);
+  }
+
+  get size(): number {
+    return this.means.length;
+  }
+
+  centroids(): { mean: number; count: number }[] {
+    return this.means.map((mean, k) => ({ mean, count: this.counts[k]! }));
+  }
+
+  private rebuild(): void {
+    const m = this.counts.length;
+    const f = new Float64Array(m + 1);
+    for (let k = 0; k < m; k++) {
+      let idx = k + 1;
+      const v = this.counts[k]!;
+      while (idx <= m) {
+        f[idx]! += v;
+        idx += idx & -idx;
+      }
+    }
+    this.fenwick = f;
+    this.fenwickValid = true;
+  }
+
+  private leftSum(index: number): number {
+    if (!this.fenwickValid) this.rebuild();
+    let s = 0;
+    let idx = index; // sum of counts[0 .. index-1]
+    while (idx > 0) {
+      s += this.fenwick[idx]!;
+      idx -= idx & -idx;
+    }
+    return s;
+  }
+
+  private addCount(index: number, w: number): void {
+    this.counts[index]! += w;
+    if (!this.fenwickValid) return;
+    const m = this.counts.length;
+    let idx = index + 1;
+    while (idx <= m) {
+      this.fenwick[idx]! += w;
+      idx += idx & -idx;
+    }
+  }
+
+  /** First index whose mean is >= x. */
+  private lowerBound(x: number): number {
+    let lo = 0;
+    let hi = this.means.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.means[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Insert a centroid, merging into an existing one with the same mean. */
+  private addCentroid(mean: number, count: number): void {
+    const at = this.lowerBound(mean);
+    if (at < this.means.length && this.means[at] === mean) {
+      this.updateAt(at, mean, count);
+      return;
+    }
+    this.means.splice(at, 0, mean);
+    this.counts.splice(at, 0, count);
+    this.fenwickValid = false;
+  }
+
+  /** Centroid.update: count += w, mean moves toward x; re-positioned like pop + re-insert. */
+  private updateAt(index: number, x: number, w: number): void {
+    const count = this.counts[index]! + w;
+    const mean = this.means[index]! + (w * (x - this.means[index]!)) / count;
+    const prev = index > 0 ? this.means[index - 1]! : -Infinity;
+    const next = index + 1 < this.means.length ? this.means[index + 1]! : Infinity;
+    if (mean > prev && mean < next) {
+      this.means[index] = mean;
+      this.addCount(index, w);
+      return;
+    }
+    this.means.splice(index, 1);
+    this.counts.splice(index, 1);
+    this.fenwickValid = false;
+    this.addCentroid(mean, count);
+  }
+
+  private threshold(q: number): number {
+    return 4 * this.n * this.delta * q * (1 - q);
+  }
+
+  update(x: number, w = 1): void {
+    this.n += w;
+    if (this.means.length === 0) {
+      this.addCentroid(x, w);
+      return;
+    }
+    // Closest centroid(s): both neighbours when equidistant.
+    const at = this.lowerBound(x);
+    const candidates: number[] = [];
+    if (at >= this.means.length) candidates.push(this.means.length - 1);
+    else if (at === 0 || this.means[at] === x) candidates.push(at);
+    else {
+      const dFloor = Math.abs(this.means[at - 1]! - x);
+      const dCeil = Math.abs(this.means[at]! - x);
+      if (dFloor < dCeil) candidates.push(at - 1);
+      else if (dFloor === dCeil) candidates.push(at, at - 1);
+      else candidates.push(at);
+    }
+    let candidateMeans = candidates.map((k) => this.means[k]!);
+    while (candidateMeans.length > 0 && w > 0) {
+      const j = candidateMeans.length > 1 ? Math.floor(this.rand() * candidateMeans.length) : 0;
+      const mean = candidateMeans[j]!;
+      const idx = this.lowerBound(mean);
+      candidateMeans = candidateMeans.filter((_, k) => k !== j);
+      if (idx >= this.means.length || this.means[idx] !== mean) continue;
+      const count = this.counts[idx]!;
+      const q = (count / 2 + this.leftSum(idx)) / this.n;
+      const thr = this.threshold(q);
+      if (count + w > thr) continue;
+      const dw = Math.min(thr - count, w);
+      this.updateAt(idx, x, dw);
+      w -= dw;
+    }
+    if (w > 0) this.addCentroid(x, w);
+    if (this.means.length > this.K / this.delta) this.compress();
+  }
+
+  compress(): void {
+    const fresh = new TDigest(this.delta, this.K, Math.floor(this.rand() * 2 ** 32));
+    for (const c of shuffled(this.centroids(), this.rand)) fresh.update(c.mean, c.count);
+    this.means = fresh.means;
+    this.counts = fresh.counts;
+    this.fenwickValid = false;
+  }
+
+  /** `a + b`: a new digest fed every centroid of both, in shuffled order. */
+  merged(other: TDigest): TDigest {
+    const out = new TDigest(this.delta, this.K, Math.floor(this.rand() * 2 ** 32));
+    const all = [...this.centroids(), ...other.centroids()];
+    for (const c of shuffled(all, this.rand)) out.update(c.mean, c.count);
+    return out;
+  }
+
+  /** Percentile in [0, 100], interpolating between neighbouring centroids. */
+  percentile(pct: number): number {
+    if (!(pct >= 0 && pct <= 100)) throw new RangeError('percentile must be between 0 and 100, inclusive');
+    if (this.means.length === 0) return NaN;
+    const p = (pct / 100) * this.n;
+    const last = this.means[this.means.length - 1]!;
+    if (p === this.n) return last;
+    let t = 0;
+    for (let k = 0; k < this.means.length; k++) {
+      const count = this.counts[k]!;
+      let kk: number;
+      if (k === 0) kk = count / 2;
+      else {
+        kk = (count + this.counts[k - 1]!) / 2;
+        if (p < t + kk) {
+          const z1 = p - t;
+          const z2 = t + kk - p;
+          return (this.means[k - 1]! * z2 + this.means[k]! * z1) / (z1 + z2);
+        }
+      }
+      t += kk;
+    }
+    return last;
+  }
+}
