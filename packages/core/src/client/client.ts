@@ -1,0 +1,214 @@
+/**
+ * ServerClient: call another server of the config by instance name. One keep-alive undici
+ * pool per target, explicit timeouts, bounded retries. Cookies travel only when passed
+ * explicitly, as upstream does (each server's session cookie is forwarded by the caller).
+ */
+import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { parse as parseYaml } from 'yaml';
+import { getFirstServerConfigDict } from '../config/instances.js';
+import { isDict, type ConfigDict } from '../config/merge.js';
+import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
+import { formatCookieHeader, parseSetCookies } from '../server/session.js';
+import { backoffDelay, DEFAULT_RETRY, isRetryableTransportError, sleep, type RetryPolicy } from './retry.js';
+
+export interface ClientTimeouts {
+  connectMs: number;
+  /** Time to the response headers: an LLM call can take minutes. */
+  headersMs: number;
+  /** Time between body chunks. */
+  bodyMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 30_000, headersMs: 3_600_000, bodyMs: 3_600_000 };
+
+export interface ServerClientOptions {
+  globalConfig?: ConfigDict;
+  timeouts?: Partial<ClientTimeouts>;
+  retry?: Partial<RetryPolicy>;
+  /** Sockets per target (requests beyond this queue). */
+  connectionsPerHost?: number;
+  /** Requests in flight per socket (HTTP/1.1 pipelining); 1 = none. */
+  pipelining?: number;
+}
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST';
+  cookies?: Record<string, string> | null;
+  headers?: Record<string, string>;
+  /** Override the retry policy for this call (false: a single attempt). */
+  retry?: Partial<RetryPolicy> | false;
+  signal?: AbortSignal;
+}
+
+export class ServerResponse {
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    readonly headers: Record<string, string | string[] | undefined>,
+    readonly text: string,
+    readonly attempts: number,
+  ) {}
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+  get cookies(): Record<string, string> {
+    return parseSetCookies(this.headers['set-cookie']);
+  }
+  json<T = unknown>(): T {
+    try {
+      return JSON.parse(this.text) as T;
+    } catch {
+      throw new NgError('NG_ERR_BAD_JSON', `${this.url} answered HTTP ${this.status} with a body that is not JSON: ${this.text.slice(0, 300)}`);
+    }
+  }
+  /** Throws ServerResponseError unless the status is 2xx (upstream's raise_for_status). */
+  raiseForStatus(): this {
+    if (!this.ok) throw new ServerResponseError(this.url, this.status, this.text);
+    return this;
+  }
+}
+
+function num(v: unknown, fallback: number): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+export class ServerClient {
+  readonly globalConfig: ConfigDict;
+  private readonly dispatcher: Agent;
+  private readonly retry: RetryPolicy;
+  private readonly timeouts: ClientTimeouts;
+
+  constructor(options: ServerClientOptions = {}) {
+    this.globalConfig = options.globalConfig ?? {};
+    const g = this.globalConfig;
+    this.timeouts = {
+      connectMs: num(g.http_connect_timeout_s, DEFAULT_TIMEOUTS.connectMs / 1000) * 1000,
+      headersMs: num(g.http_headers_timeout_s, DEFAULT_TIMEOUTS.headersMs / 1000) * 1000,
+      bodyMs: num(g.http_body_timeout_s, DEFAULT_TIMEOUTS.bodyMs / 1000) * 1000,
+      ...options.timeouts,
+    };
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.dispatcher = new Agent({
+      connections: options.connectionsPerHost ?? num(g.http_connections_per_host, 1024),
+      pipelining: options.pipelining ?? num(g.http_pipelining, 1),
+      keepAliveTimeout: 15_000,
+      keepAliveMaxTimeout: 25_000,
+      connect: { timeout: this.timeouts.connectMs, keepAlive: true, keepAliveInitialDelay: 60_000 },
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyMs,
+    });
+  }
+
+  /** A client for a process outside ng-run: reads the config from the head server. */
+  static async fromHeadServer(head?: { host: string; port: number }, options: Omit<ServerClientOptions, 'globalConfig'> = {}): Promise<ServerClient> {
+    const h = head ?? { host: '127.0.0.1', port: 11000 };
+    const globalConfig = await fetchGlobalConfig(h);
+    return new ServerClient({ ...options, globalConfig });
+  }
+
+  /** `http://host:port` of a server instance. */
+  baseUrl(serverName: string): string {
+    if (serverName === 'head_server' && isDict(this.globalConfig.head_server)) {
+      const h = this.globalConfig.head_server as { host?: string; port?: number };
+      return `http://${h.host ?? '127.0.0.1'}:${h.port ?? 11000}`;
+    }
+    const inner = getFirstServerConfigDict(this.globalConfig, serverName);
+    if (!inner || !inner.host || !inner.port) {
+      const names = Object.keys(this.globalConfig).filter((k) => getFirstServerConfigDict(this.globalConfig, k)?.port);
+      throw new NgError(
+        'NG_ERR_UNKNOWN_SERVER',
+        `No running server instance named \`${serverName}\` in the config (known: ${names.join(', ') || 'none'}). Check the server ref or the config_paths.`,
+      );
+    }
+    return `http://${String(inner.host)}:${String(inner.port)}`;
+  }
+
+  async request(serverName: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.requestUrl(`${this.baseUrl(serverName)}${path.startsWith('/') ? path : `/${path}`}`, body, options);
+  }
+
+  async requestUrl(url: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    const method = options.method ?? (body === undefined ? 'GET' : 'POST');
+    const policy: RetryPolicy = options.retry === false ? { ...this.retry, maxAttempts: 1 } : { ...this.retry, ...options.retry };
+    const headers: Record<string, string> = { ...options.headers };
+    const cookie = formatCookieHeader(options.cookies);
+    if (cookie) headers.cookie = cookie;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === 'string' ? body : JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await undiciRequest(url, {
+          method,
+          headers,
+          body: payload,
+          dispatcher: this.dispatcher,
+          signal: options.signal,
+          idempotent: true,
+        });
+      } catch (err) {
+        const canRetry = policy.retryConnectionErrors && isRetryableTransportError(err) && attempt < policy.maxAttempts && Date.now() - started < policy.maxElapsedMs;
+        if (canRetry) {
+          await sleep(backoffDelay(policy, attempt));
+          continue;
+        }
+        const code = (err as { code?: string }).code;
+        if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+          throw new TimeoutError(`${method} ${url} timed out (${code === 'UND_ERR_HEADERS_TIMEOUT' ? `no response headers within ${this.timeouts.headersMs} ms` : `body stalled for ${this.timeouts.bodyMs} ms`}); raise http_headers_timeout_s / http_body_timeout_s if the server is just slow`);
+        }
+        throw new ServerUnreachableError(url, `${(err as Error).message}${code ? ` (${code})` : ''} after ${attempt} attempt(s)`, { cause: err });
+      }
+      const text = await res.body.text();
+      if (
+        policy.retryStatuses.includes(res.statusCode) &&
+        attempt < policy.maxAttempts &&
+        Date.now() - started < policy.maxElapsedMs
+      ) {
+        const ra = res.headers['retry-after'];
+        await sleep(backoffDelay(policy, attempt, Array.isArray(ra) ? ra[0] : ra));
+        continue;
+      }
+      return new ServerResponse(url, res.statusCode, res.headers, text, attempt);
+    }
+  }
+
+  post(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.request(serverName, path, body ?? {}, { ...options, method: 'POST' });
+  }
+
+  get(serverName: string, path: string, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.request(serverName, path, undefined, { ...options, method: 'GET' });
+  }
+
+  /** POST and return the parsed JSON body; throws ServerResponseError on a non-2xx status. */
+  async postJson<T = unknown>(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<T> {
+    return (await this.post(serverName, path, body, options)).raiseForStatus().json<T>();
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close().catch(() => undefined);
+  }
+}
+
+/** GET /global_config_dict_yaml from the head server (a JSON string holding YAML). */
+export async function fetchGlobalConfig(head: { host: string; port: number }): Promise<ConfigDict> {
+  const url = `http://${head.host}:${head.port}/global_config_dict_yaml`;
+  let text: string;
+  try {
+    const res = await undiciRequest(url, { method: 'GET' });
+    text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+  } catch (err) {
+    throw new NgError(
+      'NG_ERR_HEAD_SERVER',
+      `Could not connect to the head server at ${url} (${(err as Error).message}). Start the servers first with \`pnpm ng-run "+config_paths=[...]"\`, or pass +head_server.port=<port> if it runs on another port.`,
+    );
+  }
+  const yamlText = JSON.parse(text) as unknown;
+  const parsed: unknown = parseYaml(typeof yamlText === 'string' ? yamlText : '');
+  return isDict(parsed) ? parsed : {};
+}

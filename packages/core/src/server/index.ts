@@ -1,0 +1,5 @@
+export * from './define.js';
+export * from './kinds.js';
+export * from './session.js';
+export * from './errors.js';
+export * from './head.js';

@@ -1,0 +1,84 @@
+/**
+ * The three server kinds of NeMo Gym, on top of defineServer:
+ *   resources server: POST /seed_session, POST /verify, POST /<tool> per tool;
+ *   model server:     POST /v1/responses, POST /v1/chat/completions;
+ *   agent:            POST /v1/responses, POST /run.
+ */
+import { z } from 'zod';
+import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema } from '../openai/index.js';
+import { defineServer, RawJson, type Route, type ServerDefinition, type ServerDefinitionInput } from './define.js';
+
+export const BaseRunRequestSchema = z.object({ responses_create_params: ResponseCreateParamsSchema });
+export const BaseVerifyRequestSchema = BaseRunRequestSchema.extend({ response: ResponseSchema });
+export const BaseVerifyResponseSchema = BaseVerifyRequestSchema.extend({ reward: z.number() });
+export const BaseSeedSessionRequestSchema = z.object({});
+export type BaseRunRequest = z.infer<typeof BaseRunRequestSchema>;
+export type BaseVerifyRequest = z.infer<typeof BaseVerifyRequestSchema>;
+export type BaseVerifyResponse = z.infer<typeof BaseVerifyResponseSchema>;
+
+type AnyRoute<C, S> = Route<C, S, any>;
+
+/**
+ * Verify answers carry the full request and response dumps (every field, nulls included),
+ * as upstream's pydantic response models serialize them; rollout files depend on that shape.
+ */
+export function fullVerifyDump(out: unknown): unknown {
+  if (out === null || typeof out !== 'object' || out instanceof RawJson || Array.isArray(out)) return out;
+  const o = { ...(out as Record<string, unknown>) };
+  if (o.responses_create_params && typeof o.responses_create_params === 'object') {
+    o.responses_create_params = fullCreateParamsDump(o.responses_create_params as Record<string, unknown>);
+  }
+  if (o.response && typeof o.response === 'object') o.response = fullResponseDump(o.response as Record<string, unknown>);
+  return o;
+}
+
+export interface ResourcesServerInput<CS extends z.ZodType, S> extends ServerDefinitionInput<CS, S> {
+  tools?: Record<string, AnyRoute<z.output<CS>, S>>;
+  seedSession?: AnyRoute<z.output<CS>, S>;
+  verify: AnyRoute<z.output<CS>, S>;
+}
+
+export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input: ResourcesServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {
+  return defineServer('resources_servers', input, () => {
+    const verify = input.verify;
+    const routes = [
+      {
+        path: '/seed_session',
+        route: (input.seedSession ?? { body: BaseSeedSessionRequestSchema.loose(), handler: () => ({}) }) as AnyRoute<unknown, unknown>,
+      },
+      {
+        path: '/verify',
+        route: { body: verify.body, handler: async (body: unknown, ctx: never) => fullVerifyDump(await verify.handler(body, ctx)) } as AnyRoute<unknown, unknown>,
+      },
+    ];
+    for (const [name, tool] of Object.entries(input.tools ?? {})) {
+      if (name === 'seed_session' || name === 'verify') throw new Error(`a tool cannot be named ${name}`);
+      routes.push({ path: `/${name}`, route: tool as AnyRoute<unknown, unknown> });
+    }
+    return routes;
+  });
+}
+
+export interface ModelServerInput<CS extends z.ZodType, S> extends ServerDefinitionInput<CS, S> {
+  responses: AnyRoute<z.output<CS>, S>;
+  chatCompletions: AnyRoute<z.output<CS>, S>;
+}
+
+export function defineModelServer<CS extends z.ZodType, S = undefined>(input: ModelServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {
+  return defineServer('responses_api_models', input, () => [
+    { path: '/v1/responses', route: input.responses as AnyRoute<unknown, unknown> },
+    { path: '/v1/chat/completions', route: input.chatCompletions as AnyRoute<unknown, unknown> },
+  ]);
+}
+
+export interface AgentInput<CS extends z.ZodType, S> extends ServerDefinitionInput<CS, S> {
+  responses: AnyRoute<z.output<CS>, S>;
+  run: AnyRoute<z.output<CS>, S>;
+}
+
+export function defineAgent<CS extends z.ZodType, S = undefined>(input: AgentInput<CS, S>): ServerDefinition<z.output<CS>, S> {
+  return defineServer('responses_api_agents', input, () => [
+    { path: '/v1/responses', route: input.responses as AnyRoute<unknown, unknown> },
+    { path: '/run', route: input.run as AnyRoute<unknown, unknown> },
+  ]);
+}

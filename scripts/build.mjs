@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// Transpiles every workspace package's TypeScript into <package>/dist/, keeping the
+// folder structure (<pkg>/src/x.ts -> <pkg>/dist/src/x.js, <pkg>/app.ts -> <pkg>/dist/app.js).
+// Type checking is separate (`pnpm typecheck`); this step only has to be fast.
+import { build } from 'esbuild';
+import { readdirSync, existsSync, rmSync, statSync } from 'node:fs';
+import { join, relative, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const groups = ['packages', 'responses_api_models', 'resources_servers', 'responses_api_agents'];
+const skipDirs = new Set(['node_modules', 'dist', 'tests', 'test', 'data', 'configs', '.venv']);
+
+function collect(dir, out) {
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    const st = statSync(full);
+    if (st.isDirectory()) {
+      if (!skipDirs.has(name) && !name.startsWith('.')) collect(full, out);
+    } else if (name.endsWith('.ts') && !name.endsWith('.d.ts') && !name.endsWith('.test.ts')) {
+      out.push(full);
+    }
+  }
+  return out;
+}
+
+const started = Date.now();
+let files = 0;
+const jobs = [];
+for (const group of groups) {
+  const groupDir = join(root, group);
+  if (!existsSync(groupDir)) continue;
+  for (const pkg of readdirSync(groupDir)) {
+    const pkgDir = join(groupDir, pkg);
+    if (!existsSync(join(pkgDir, 'package.json'))) continue;
+    const entryPoints = collect(pkgDir, []);
+    if (entryPoints.length === 0) continue;
+    const outdir = join(pkgDir, 'dist');
+    rmSync(outdir, { recursive: true, force: true });
+    files += entryPoints.length;
+    jobs.push(
+      build({
+        entryPoints,
+        outdir,
+        outbase: pkgDir,
+        bundle: false,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        sourcemap: 'inline',
+        logLevel: 'warning',
+      }).catch((err) => {
+        console.error(`build failed in ${relative(root, pkgDir)}`);
+        throw err;
+      }),
+    );
+  }
+}
+await Promise.all(jobs);
+console.log(`built ${files} files in ${Date.now() - started} ms`);
