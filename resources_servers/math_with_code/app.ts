@@ -1,0 +1,140 @@
+// math_with_code: math word problems where the model may run Python through `execute_python`
+// (one stateful, sandboxed interpreter per rollout); reward 1.0 when the final `\boxed{}` answer
+// matches `expected_result`.
+import { z } from 'zod';
+import {
+  BaseVerifyRequestSchema,
+  ResourcesServerConfigSchema,
+  defineResourcesServer,
+  startIfMain,
+} from '@nemo-gym/core';
+import { scoreResponse, type OutputItemLike } from './src/answer.js';
+import { PythonInterpreter, probeSandbox, type SandboxOptions } from './src/sandbox.js';
+import { SessionPool } from './src/sessions.js';
+
+const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+export const MathWithCodeConfigSchema = ResourcesServerConfigSchema.extend({
+  /** Seconds one call may run (SIGALRM inside the interpreter; upstream's key). */
+  max_execution_time: positiveInt(10),
+  /** `normalized` (upstream's later fix, default) or `legacy` (the pinned upstream commit). */
+  answer_matching: z.enum(['normalized', 'legacy']).default('normalized'),
+  python_executable: z.string().min(1).default('python3'),
+  memory_limit_mb: z.coerce.number().int().min(64).default(2048),
+  output_limit_chars: positiveInt(20_000),
+  session_cpu_limit_s: positiveInt(600),
+  session_idle_timeout_s: z.coerce.number().int().min(0).default(900),
+  max_sessions: positiveInt(256),
+  kill_grace_s: z.coerce.number().min(0).default(2),
+  file_size_limit_mb: z.coerce.number().int().min(0).default(64),
+  isolate_network: z.boolean().default(true),
+  allow_network: z.boolean().default(false),
+  allow_subprocesses: z.boolean().default(false),
+  preload_modules: z.array(z.string()).default(['numpy', 'scipy', 'pandas']),
+});
+export type MathWithCodeConfig = z.output<typeof MathWithCodeConfigSchema>;
+
+export const ExecutePythonRequestSchema = z.object({ code: z.string() });
+
+export const MathWithCodeVerifyRequestSchema = BaseVerifyRequestSchema.extend({
+  expected_result: z.string(),
+  expected_code_contains: z.string().default(''),
+});
+
+interface State {
+  pool: SessionPool;
+}
+
+const EMPTY_RESULT = { success: true, stdout: '', stderr: '', error_message: null, result: null };
+
+export const server = defineResourcesServer({
+  className: 'PythonExecutorResourcesServer',
+  configSchema: MathWithCodeConfigSchema,
+  setup: async ({ config, log }): Promise<State> => {
+    const probe = await probeSandbox(config.python_executable, config.isolate_network && !config.allow_network);
+    for (const note of probe.notes) log.warn(note);
+    const sandbox: SandboxOptions = {
+      python: probe.python,
+      wrapper: probe.wrapper,
+      timeoutS: config.max_execution_time,
+      killGraceS: config.kill_grace_s,
+      memoryLimitMb: config.memory_limit_mb,
+      sessionCpuLimitS: config.session_cpu_limit_s,
+      fileSizeLimitMb: config.file_size_limit_mb,
+      openFilesLimit: 256,
+      outputLimitChars: config.output_limit_chars,
+      startupTimeoutS: 60,
+      preloadModules: config.preload_modules,
+      allowSubprocesses: config.allow_subprocesses,
+      allowNetwork: config.allow_network,
+    };
+    // Start one interpreter now: a broken Python setup fails at startup, not on the first rollout.
+    const trial = new PythonInterpreter(sandbox);
+    try {
+      const hello = await trial.start();
+      const isolation = probe.wrapper.length ? probe.wrapper.join(' ') : 'none';
+      log.info(
+        `python ${hello.python} at ${probe.python}; network namespace: ${isolation}; seccomp: ${hello.seccomp}; ` +
+          `capabilities: ${hello.capabilities}; memory ${config.memory_limit_mb} MiB, ${config.max_execution_time} s per call`,
+      );
+      if (hello.seccomp !== 'active') log.warn(`seccomp filter not installed (${hello.seccomp}): model code may start processes`);
+      if (hello.missing_modules.length) {
+        log.warn(
+          `Python modules not importable by ${probe.python}: ${hello.missing_modules.join(', ')} ` +
+            '(on Debian: apt-get install ' + hello.missing_modules.map((m) => `python3-${m}`).join(' ') + ')',
+        );
+      }
+    } finally {
+      await trial.close();
+    }
+    const pool = new SessionPool({
+      sandbox,
+      idleTimeoutS: config.session_idle_timeout_s,
+      maxSessions: config.max_sessions,
+      onNote: (msg) => log.warn(msg),
+    });
+    return { pool };
+  },
+  tools: {
+    execute_python: {
+      body: ExecutePythonRequestSchema,
+      handler: async (body: z.output<typeof ExecutePythonRequestSchema>, ctx: { state: State; sessionId: string }) =>
+        ctx.state.pool.exec(ctx.sessionId, body.code),
+    },
+  },
+  verify: {
+    body: MathWithCodeVerifyRequestSchema,
+    handler: async (
+      body: z.output<typeof MathWithCodeVerifyRequestSchema>,
+      ctx: { state: State; sessionId: string; config: MathWithCodeConfig },
+    ) => {
+      try {
+        const output = (body.response as { output?: OutputItemLike[] }).output ?? [];
+        const score = scoreResponse(output, body.expected_result, ctx.config.answer_matching);
+        return {
+          responses_create_params: body.responses_create_params,
+          response: body.response,
+          reward: score.reward,
+          extracted_answer: score.extracted_answer,
+          accuracy: score.accuracy,
+        };
+      } finally {
+        // The rollout is over: its interpreter is not needed any more.
+        void ctx.state.pool.end(ctx.sessionId);
+      }
+    },
+  },
+  routes: (app, ctx) => {
+    // Upstream's POST /end_session takes no body.
+    app.post('/end_session', async (request, reply) => {
+      const sessionId = (request as unknown as { ngSessionId?: string }).ngSessionId;
+      if (sessionId) await ctx.state.pool.end(sessionId);
+      return reply.type('application/json').send(JSON.stringify(EMPTY_RESULT));
+    });
+  },
+  close: async ({ state }) => {
+    await state.pool.closeAll();
+  },
+});
+
+startIfMain(import.meta.url, server);

@@ -1,0 +1,100 @@
+// Interpreters keyed by session id: created on a session's first call, closed by /end_session,
+// by /verify (the rollout is over), after `idleTimeoutS` without calls, or when the server closes.
+import { PythonInterpreter, type ExecOutcome, type SandboxOptions } from './sandbox.js';
+
+export interface SessionPoolOptions {
+  sandbox: SandboxOptions;
+  /** Close an interpreter after this many seconds without calls (0 = never). */
+  idleTimeoutS: number;
+  /** At most this many live interpreters; the least recently used idle one is closed first. */
+  maxSessions: number;
+  onNote?: (msg: string) => void;
+}
+
+export class SessionPool {
+  private readonly sessions = new Map<string, PythonInterpreter>();
+  private readonly reaper: NodeJS.Timeout | null;
+
+  constructor(private readonly options: SessionPoolOptions) {
+    if (options.idleTimeoutS > 0) {
+      const every = Math.max(1000, Math.min(60_000, (options.idleTimeoutS * 1000) / 4));
+      this.reaper = setInterval(() => this.reapIdle(), every);
+      this.reaper.unref();
+    } else {
+      this.reaper = null;
+    }
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  /** Process id of a session's interpreter (tests and diagnostics). */
+  pidOf(sessionId: string): number | undefined {
+    return this.sessions.get(sessionId)?.pid;
+  }
+
+  async exec(sessionId: string, code: string): Promise<ExecOutcome> {
+    let interp = this.sessions.get(sessionId);
+    if (!interp) {
+      if (this.sessions.size >= this.options.maxSessions && !this.evictOne()) {
+        return {
+          success: false,
+          stdout: '',
+          stderr: '',
+          error_message: `too many Python sessions are running (max_sessions=${this.options.maxSessions}); try again later`,
+          result: null,
+        };
+      }
+      interp = new PythonInterpreter(this.options.sandbox, this.options.onNote);
+      this.sessions.set(sessionId, interp);
+    } else {
+      // Refresh the LRU order.
+      this.sessions.delete(sessionId);
+      this.sessions.set(sessionId, interp);
+    }
+    return interp.exec(code);
+  }
+
+  /** Closes the LRU idle interpreter; false when every interpreter is busy. */
+  private evictOne(): boolean {
+    for (const [id, interp] of this.sessions) {
+      if (interp.busy === 0) {
+        this.sessions.delete(id);
+        void interp.close();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  reapIdle(now = Date.now()): number {
+    let closed = 0;
+    for (const [id, interp] of this.sessions) {
+      if (interp.busy === 0 && now - interp.lastUsed >= this.options.idleTimeoutS * 1000) {
+        this.sessions.delete(id);
+        void interp.close();
+        closed += 1;
+      }
+    }
+    return closed;
+  }
+
+  async end(sessionId: string): Promise<void> {
+    const interp = this.sessions.get(sessionId);
+    if (!interp) return;
+    this.sessions.delete(sessionId);
+    await interp.close();
+  }
+
+  async closeAll(): Promise<void> {
+    if (this.reaper) clearInterval(this.reaper);
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((i) => i.close()));
+  }
+}
