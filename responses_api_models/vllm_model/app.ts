@@ -1,0 +1,31 @@
+/**
+ * vLLM model server: the Responses API (`/v1/responses`) and Chat Completions
+ * (`/v1/chat/completions`) on top of one or more vLLM OpenAI-compatible endpoints.
+ */
+import {
+  ChatCompletionCreateParamsSchema,
+  ModelServerConfigSchema,
+  ResponseCreateParamsSchema,
+  defineModelServer,
+  startIfMain,
+} from '@nemo-gym/core';
+import { VLLMBackend, VLLMModelConfigFields, type VLLMConfig } from './src/vllm.js';
+
+export const VLLMModelConfigSchema = ModelServerConfigSchema.extend(VLLMModelConfigFields);
+
+export const server = defineModelServer({
+  className: 'VLLMModel',
+  configSchema: VLLMModelConfigSchema,
+  setup: (ctx) => new VLLMBackend(ctx.config as unknown as VLLMConfig, ctx.log),
+  responses: {
+    body: ResponseCreateParamsSchema,
+    handler: (body, ctx) => ctx.state.responses(body, ctx.sessionId),
+  },
+  chatCompletions: {
+    body: ChatCompletionCreateParamsSchema,
+    handler: (body, ctx) => ctx.state.chatCompletions(body, ctx.sessionId),
+  },
+  close: (ctx) => ctx.state.close(),
+});
+
+startIfMain(import.meta.url, server);

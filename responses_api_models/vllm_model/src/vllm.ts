@@ -1,0 +1,316 @@
+/**
+ * The vLLM model server's logic: Responses requests are converted to Chat Completions, sent to
+ * one of the configured vLLM endpoints (pinned per session), and converted back. With
+ * `return_token_id_information`, each generation carries prompt token ids, generation token ids
+ * and their log-probs, for training.
+ */
+import { Agent, request } from 'undici';
+import { z } from 'zod';
+import {
+  ConversionError,
+  UpstreamError,
+  chatCompletionToResponse,
+  moveThinkToReasoningContent,
+  postJson,
+  responsesToChatParams,
+  wrapThink,
+  type ChatCompletionCreateParams,
+  type NeMoGymResponse,
+  type ResponseCreateParams,
+  HttpError,
+} from '@nemo-gym/core';
+import { EndpointPool, type Endpoint } from './endpoints.js';
+
+export const VLLMModelConfigFields = {
+  base_url: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
+  api_key: z.string(),
+  model: z.string(),
+  return_token_id_information: z.boolean(),
+  uses_reasoning_parser: z.boolean(),
+  replace_developer_role_with_system: z.boolean().default(false),
+  /** Ask vLLM (>= 0.10.2) to return prompt and generation token ids inline instead of calling /tokenize. */
+  request_inline_token_ids: z.boolean().default(false),
+  /** Longest wait for one backend answer. */
+  request_timeout_s: z.number().positive().default(3600),
+  /** Attempts in total when the backend answers 429/500/502/503/504/520. */
+  max_attempts: z.number().int().min(1).default(3),
+  retry_sleep_s: z.number().min(0).default(0.5),
+  /** Size of the session -> endpoint LRU. */
+  max_pinned_sessions: z.number().int().min(1).default(100_000),
+  /** Health probe period for multiple endpoints (0 = no periodic probes). */
+  health_check_interval_s: z.number().min(0).default(10),
+  /** Consecutive failures (requests or probes) that take an endpoint out of placement. */
+  unhealthy_after_failures: z.number().int().min(1).default(2),
+};
+
+export interface VLLMConfig {
+  name: string;
+  base_url: string[];
+  api_key: string;
+  model: string;
+  return_token_id_information: boolean;
+  uses_reasoning_parser: boolean;
+  replace_developer_role_with_system: boolean;
+  request_inline_token_ids: boolean;
+  request_timeout_s: number;
+  max_attempts: number;
+  retry_sleep_s: number;
+  max_pinned_sessions: number;
+  health_check_interval_s: number;
+  unhealthy_after_failures: number;
+}
+
+type Json = Record<string, unknown>;
+
+/** `http://host:8000/v1` -> `http://host:8000` (vLLM serves /tokenize and /health at the root). */
+export function rootUrl(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return trimmed.endsWith('/v1') ? trimmed.slice(0, -3) : trimmed;
+}
+
+function isContextLengthError(err: unknown): boolean {
+  return (
+    err instanceof UpstreamError &&
+    err.kind === 'status' &&
+    err.upstreamStatus === 400 &&
+    typeof err.upstreamBody === 'string' &&
+    (err.upstreamBody.includes('context length') || err.upstreamBody.includes('max_tokens'))
+  );
+}
+
+function isIntList(v: unknown): v is number[] {
+  return Array.isArray(v) && v.every((x) => Number.isInteger(x));
+}
+
+export class VLLMBackend {
+  readonly pool: EndpointPool;
+  private readonly dispatcher: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly config: VLLMConfig,
+    private readonly log: { info(m: string): void; warn(m: string): void } = { info: () => {}, warn: () => {} },
+  ) {
+    this.timeoutMs = config.request_timeout_s * 1000;
+    this.dispatcher = new Agent({ keepAliveTimeout: 15_000, connections: 1024 });
+    this.pool = new EndpointPool(config.base_url, {
+      maxSessions: config.max_pinned_sessions,
+      failureThreshold: config.unhealthy_after_failures,
+      healthCheckIntervalMs: config.base_url.length > 1 ? config.health_check_interval_s * 1000 : 0,
+      probe: (url) => this.probe(url),
+      onChange: (e, healthy) =>
+        healthy
+          ? this.log.info(`endpoint ${e.url} is healthy again; new sessions may be placed on it`)
+          : this.log.warn(`endpoint ${e.url} failed ${e.consecutiveFailures} times in a row; no new sessions go there until it recovers`),
+    });
+    this.pool.startHealthChecks();
+  }
+
+  async close(): Promise<void> {
+    this.pool.stop();
+    await this.dispatcher.close();
+  }
+
+  /** Any HTTP answer below 500 from `<root>/health` counts as alive. */
+  async probe(url: string): Promise<boolean> {
+    try {
+      const res = await request(`${rootUrl(url)}/health`, {
+        method: 'GET',
+        dispatcher: this.dispatcher,
+        headersTimeout: 5000,
+        bodyTimeout: 5000,
+        headers: this.config.api_key ? { authorization: `Bearer ${this.config.api_key}` } : {},
+      });
+      await res.body.dump();
+      return res.statusCode < 500;
+    } catch {
+      return false;
+    }
+  }
+
+  private post(url: string, body: unknown): Promise<unknown> {
+    return postJson(url, body, {
+      apiKey: this.config.api_key,
+      timeoutMs: this.timeoutMs,
+      maxAttempts: this.config.max_attempts,
+      retrySleepMs: this.config.retry_sleep_s * 1000,
+      dispatcher: this.dispatcher,
+      log: (m) => this.log.warn(m),
+    });
+  }
+
+  /**
+   * Sends one call for this session: to its pinned endpoint, or, when that endpoint cannot be
+   * reached or times out, once more to each other endpoint (re-pinning the session).
+   */
+  private async callPinned<T>(sessionId: string, fn: (endpoint: Endpoint) => Promise<T>): Promise<T> {
+    const tried = new Set<Endpoint>();
+    for (;;) {
+      const endpoint = this.pool.select(sessionId, tried);
+      if (tried.has(endpoint)) throw new Error('unreachable: endpoint selection repeated');
+      tried.add(endpoint);
+      try {
+        const out = await this.pool.track(endpoint, () => fn(endpoint));
+        this.pool.reportSuccess(endpoint);
+        return out;
+      } catch (err) {
+        const transport = err instanceof UpstreamError && (err.kind === 'connect' || err.kind === 'timeout');
+        if (transport) this.pool.reportFailure(endpoint);
+        else if (err instanceof UpstreamError) this.pool.reportSuccess(endpoint);
+        if (!transport || tried.size >= this.pool.endpoints.length) throw err;
+        this.log.warn(`${err.message}; trying another endpoint`);
+      }
+    }
+  }
+
+  /** Chat Completions through vLLM, with reasoning and token-id handling. */
+  async chatCompletions(params: ChatCompletionCreateParams | Json, sessionId: string): Promise<Json> {
+    const cfg = this.config;
+    const body = structuredClone(params) as Json;
+    const messages = body.messages as Json[];
+    if (cfg.replace_developer_role_with_system) {
+      for (const m of messages) if (m.role === 'developer') m.role = 'system';
+    }
+    body.model = cfg.model;
+    if (cfg.return_token_id_information) {
+      if (body.n !== undefined && body.n !== null && body.n !== 1) {
+        throw new HttpError(400, `n=${String(body.n)} is not supported when return_token_id_information is on; send n=1 or leave it out`);
+      }
+      body.logprobs = true;
+      body.top_logprobs = 0;
+      body.return_tokens_as_token_ids = true;
+      if (cfg.request_inline_token_ids) body.return_token_ids = true;
+    }
+    if (cfg.uses_reasoning_parser) moveThinkToReasoningContent(messages);
+
+    return this.callPinned(sessionId, async (endpoint) => {
+      const base = endpoint.url.replace(/\/+$/, '');
+      let completion: Json;
+      try {
+        completion = (await this.post(`${base}/chat/completions`, body)) as Json;
+      } catch (err) {
+        if (isContextLengthError(err)) return this.emptyCompletion('length');
+        throw err;
+      }
+      const choices = completion?.choices;
+      if (!Array.isArray(choices) || choices.length === 0 || typeof (choices[0] as Json)?.message !== 'object') {
+        throw new UpstreamError(502, `the model backend at ${base}/chat/completions answered without choices[0].message`, 'invalid_json', base);
+      }
+      const choice = choices[0] as Json;
+      const message = choice.message as Json;
+      const reasoning = message.reasoning_content || message.reasoning;
+      if (cfg.uses_reasoning_parser) {
+        if (reasoning) {
+          delete message.reasoning_content;
+          delete message.reasoning;
+          message.content = wrapThink([String(reasoning)]) + ((message.content as string | null) || '');
+        }
+      } else if (reasoning) {
+        throw new UpstreamError(
+          502,
+          `model server \`${cfg.name}\` has uses_reasoning_parser: false, but the backend at ${base} returned separate reasoning; ` +
+            'start vLLM without a reasoning parser, or set uses_reasoning_parser: true',
+          'status',
+          base,
+        );
+      }
+      if (cfg.return_token_id_information) await this.attachTokenIds(completion, choice, body, base);
+      return completion;
+    });
+  }
+
+  /**
+   * Puts prompt_token_ids, generation_token_ids and generation_log_probs on choice 0's message.
+   * Sources, in order: a complete bundle already on the message; ids returned inline by vLLM
+   * (`prompt_token_ids` + `choices[0].token_ids`); otherwise the log-prob tokens
+   * (`token_id:<n>`) plus a `/tokenize` call for the prompt.
+   */
+  private async attachTokenIds(completion: Json, choice: Json, body: Json, base: string): Promise<void> {
+    const message = choice.message as Json;
+    const bad = (what: string) => new UpstreamError(502, `the model backend at ${base} returned unusable token information: ${what}`, 'invalid_json', base);
+    let bundle: { prompt_token_ids: number[]; generation_token_ids: number[]; generation_log_probs: number[] } | null = null;
+
+    const onMessage = ['prompt_token_ids', 'generation_token_ids', 'generation_log_probs'].filter((k) => message[k] !== undefined);
+    if (onMessage.length === 3) {
+      bundle = {
+        prompt_token_ids: message.prompt_token_ids as number[],
+        generation_token_ids: message.generation_token_ids as number[],
+        generation_log_probs: message.generation_log_probs as number[],
+      };
+    } else if (onMessage.length > 0) {
+      throw bad(`the message has only ${onMessage.join(', ')}`);
+    }
+
+    const inlinePrompt = completion.prompt_token_ids ?? undefined;
+    const inlineGen = choice.token_ids ?? undefined;
+    if ((inlinePrompt === undefined) !== (inlineGen === undefined)) {
+      throw bad(inlinePrompt === undefined ? 'choices[0].token_ids without prompt_token_ids' : 'prompt_token_ids without choices[0].token_ids');
+    }
+    if (inlinePrompt !== undefined && (!isIntList(inlinePrompt) || !isIntList(inlineGen))) throw bad('inline token ids are not lists of integers');
+
+    if (!bundle) {
+      const lp = (choice.logprobs as Json | null | undefined)?.content;
+      if (!Array.isArray(lp)) {
+        throw bad('choices[0].logprobs.content is missing although logprobs were requested (is this a vLLM server?)');
+      }
+      const genIds: number[] = [];
+      const logProbs: number[] = [];
+      lp.forEach((entry: Json, i: number) => {
+        const tok = entry?.token;
+        const m = typeof tok === 'string' ? /^token_id:(-?\d+)$/.exec(tok) : null;
+        if (!m) throw bad(`choices[0].logprobs.content[${i}].token is ${JSON.stringify(tok)}, expected "token_id:<n>" (return_tokens_as_token_ids)`);
+        if (typeof entry.logprob !== 'number') throw bad(`choices[0].logprobs.content[${i}].logprob is not a number`);
+        genIds.push(Number(m[1]));
+        logProbs.push(entry.logprob);
+      });
+      let promptIds: number[];
+      if (inlinePrompt !== undefined) {
+        if (JSON.stringify(inlineGen) !== JSON.stringify(genIds)) throw bad('choices[0].token_ids disagree with the log-prob tokens');
+        promptIds = inlinePrompt as number[];
+      } else {
+        const tokenizeBody: Json = {};
+        for (const k of ['model', 'messages', 'tools']) if (body[k] !== undefined) tokenizeBody[k] = body[k];
+        const tok = (await this.post(`${rootUrl(base)}/tokenize`, tokenizeBody)) as Json;
+        if (!isIntList(tok?.tokens)) throw bad('/tokenize answered without a "tokens" list of integers');
+        promptIds = tok.tokens;
+      }
+      bundle = { prompt_token_ids: promptIds, generation_token_ids: genIds, generation_log_probs: logProbs };
+    } else if (inlinePrompt !== undefined) {
+      if (JSON.stringify(inlinePrompt) !== JSON.stringify(bundle.prompt_token_ids) || JSON.stringify(inlineGen) !== JSON.stringify(bundle.generation_token_ids)) {
+        throw bad('token ids on the message disagree with the inline token ids');
+      }
+    }
+    if (bundle.generation_token_ids.length !== bundle.generation_log_probs.length) {
+      throw bad(`${bundle.generation_token_ids.length} generation token ids but ${bundle.generation_log_probs.length} log-probs`);
+    }
+    Object.assign(message, bundle);
+    delete choice.logprobs;
+    delete choice.token_ids;
+    delete completion.prompt_token_ids;
+  }
+
+  /** Stand-in completion when the prompt no longer fits the context: one empty message. */
+  private emptyCompletion(finishReason: string): Json {
+    return {
+      id: 'chtcmpl-123',
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: this.config.model,
+      choices: [{ index: 0, finish_reason: finishReason, message: { role: 'assistant', content: null, tool_calls: null } }],
+    };
+  }
+
+  /** Responses API on top of chatCompletions. */
+  async responses(params: ResponseCreateParams, sessionId: string): Promise<NeMoGymResponse> {
+    const opts = { returnTokenIdInformation: this.config.return_token_id_information };
+    let chatParams: Json;
+    try {
+      chatParams = responsesToChatParams(params, opts);
+    } catch (err) {
+      if (err instanceof ConversionError) throw new HttpError(400, err.message);
+      throw err;
+    }
+    const completion = await this.chatCompletions(chatParams, sessionId);
+    return chatCompletionToResponse({ ...params, model: this.config.model }, completion, { ...opts, model: this.config.model });
+  }
+}
