@@ -80,8 +80,10 @@ export const server = defineResourcesServer({
       if (hello.seccomp !== 'active') log.warn(`seccomp filter not installed (${hello.seccomp}): model code may start processes`);
       if (hello.missing_modules.length) {
         log.warn(
-          `Python modules not importable by ${probe.python}: ${hello.missing_modules.join(', ')} ` +
-            '(on Debian: apt-get install ' + hello.missing_modules.map((m) => `python3-${m}`).join(' ') + ')',
+          `Python modules not importable by ${probe.python}: ${hello.missing_modules.join(', ')}; model code that ` +
+            'uses them fails. Debian packages them for /usr/bin/python3: apt-get install ' +
+            hello.missing_modules.map((m) => `python3-${m}`).join(' ') +
+            ' (then set python_executable: /usr/bin/python3 if another python3 comes first on PATH)',
         );
       }
     } finally {

@@ -13,6 +13,8 @@ export interface SessionPoolOptions {
 
 export class SessionPool {
   private readonly sessions = new Map<string, PythonInterpreter>();
+  /** Interpreters being closed in the background (eviction, idle reaping). */
+  private readonly closing = new Set<Promise<void>>();
   private readonly reaper: NodeJS.Timeout | null;
 
   constructor(private readonly options: SessionPoolOptions) {
@@ -27,6 +29,15 @@ export class SessionPool {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  sessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  private closeInBackground(interp: PythonInterpreter): void {
+    const done = interp.close().finally(() => this.closing.delete(done));
+    this.closing.add(done);
   }
 
   has(sessionId: string): boolean {
@@ -65,7 +76,7 @@ export class SessionPool {
     for (const [id, interp] of this.sessions) {
       if (interp.busy === 0) {
         this.sessions.delete(id);
-        void interp.close();
+        this.closeInBackground(interp);
         return true;
       }
     }
@@ -77,7 +88,7 @@ export class SessionPool {
     for (const [id, interp] of this.sessions) {
       if (interp.busy === 0 && now - interp.lastUsed >= this.options.idleTimeoutS * 1000) {
         this.sessions.delete(id);
-        void interp.close();
+        this.closeInBackground(interp);
         closed += 1;
       }
     }
@@ -95,6 +106,6 @@ export class SessionPool {
     if (this.reaper) clearInterval(this.reaper);
     const all = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(all.map((i) => i.close()));
+    await Promise.all([...all.map((i) => i.close()), ...this.closing]);
   }
 }
