@@ -1,0 +1,448 @@
+// Python `re` patterns (as found in instruction kwargs) run on V8.
+//
+// A pattern is translated into an equivalent JavaScript RegExp (always with the `u` flag):
+// `\w`, `\d`, `\s`, `\b` get Python's Unicode meaning, `.` excludes only "\n", `^`/`$` follow Python
+// (with and without MULTILINE), `(?P<name>...)`/`(?P=name)`, inline global flags, verbose mode,
+// literal `{`/`}`/`]` and escaped punctuation are accepted. Constructs V8 cannot express
+// (scoped flags, conditionals, atomic groups, possessive quantifiers, \N{...}) raise PyError, as an
+// invalid pattern does in Python.
+
+import { PY_WS_CLASS, PyError } from './py.js';
+
+export interface PyFlags {
+  ignoreCase?: boolean;
+  multiline?: boolean;
+  dotAll?: boolean;
+  verbose?: boolean;
+}
+
+const W_ITEMS = '\\p{L}\\p{N}_';
+const W_ITEMS_ASCII = 'A-Za-z0-9_';
+
+interface ClassParts {
+  items: string;
+  negated: string[];
+}
+
+export interface CompiledPy {
+  source: string;
+  flags: string;
+  groups: number;
+}
+
+const cache = new Map<string, CompiledPy>();
+const CACHE_MAX = 2000;
+
+/** Translate a Python pattern; raises PyError for an invalid or unsupported pattern. */
+export function translatePy(pattern: string, flags: PyFlags = {}): CompiledPy {
+  const key = `${flags.ignoreCase ? 'i' : ''}${flags.multiline ? 'm' : ''}${flags.dotAll ? 's' : ''}${flags.verbose ? 'x' : ''}\u0000${pattern}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const compiled = new Translator(pattern, flags).run();
+  try {
+    // Validate now, so that callers see one kind of error.
+    new RegExp(compiled.source, compiled.flags);
+  } catch (e) {
+    throw new PyError('re.error', (e as Error).message);
+  }
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(key, compiled);
+  return compiled;
+}
+
+export function pyRegExp(pattern: string, flags: PyFlags = {}, global = false): RegExp {
+  const c = translatePy(pattern, flags);
+  return new RegExp(c.source, c.flags + (global ? 'g' : ''));
+}
+
+/** `re.search(pattern, s, flags) is not None` */
+export function pySearch(pattern: string, s: string, flags: PyFlags = {}): boolean {
+  return pyRegExp(pattern, flags).test(s);
+}
+
+/** `re.findall(pattern, s, flags)` (group 1 when one group, tuples when several). */
+export function pyFindall(pattern: string, s: string, flags: PyFlags = {}): (string | string[])[] {
+  const c = translatePy(pattern, flags);
+  const re = new RegExp(c.source, c.flags + 'g');
+  const out: (string | string[])[] = [];
+  for (const m of s.matchAll(re)) {
+    if (c.groups === 0) out.push(m[0]);
+    else if (c.groups === 1) out.push(m[1] ?? '');
+    else out.push(m.slice(1, c.groups + 1).map((g) => g ?? ''));
+  }
+  return out;
+}
+
+/** `len(re.findall(pattern, s, flags))` */
+export function pyCount(pattern: string, s: string, flags: PyFlags = {}): number {
+  const c = translatePy(pattern, flags);
+  const re = new RegExp(c.source, c.flags + 'g');
+  let n = 0;
+  for (const _ of s.matchAll(re)) n++;
+  return n;
+}
+
+/** `len(re.split(pattern, s))` */
+export function pySplitCount(pattern: string, s: string, flags: PyFlags = {}): number {
+  const c = translatePy(pattern, flags);
+  const n = pyCount(pattern, s, flags);
+  return 1 + n * (1 + c.groups);
+}
+
+class Translator {
+  private i = 0;
+  private out = '';
+  private groups = 0;
+  private ignoreCase: boolean;
+  private multiline: boolean;
+  private dotAll: boolean;
+  private verbose: boolean;
+  private ascii = false;
+
+  constructor(
+    private readonly p: string,
+    flags: PyFlags,
+  ) {
+    this.ignoreCase = !!flags.ignoreCase;
+    this.multiline = !!flags.multiline;
+    this.dotAll = !!flags.dotAll;
+    this.verbose = !!flags.verbose;
+  }
+
+  private fail(msg: string): never {
+    throw new PyError('re.error', `${msg} at position ${this.i}`);
+  }
+
+  private get w(): string {
+    return this.ascii ? W_ITEMS_ASCII : W_ITEMS;
+  }
+
+  run(): CompiledPy {
+    this.readGlobalFlags();
+    const p = this.p;
+    while (this.i < p.length) {
+      const c = p[this.i]!;
+      if (this.verbose && /\s/.test(c)) {
+        this.i++;
+        continue;
+      }
+      if (this.verbose && c === '#') {
+        while (this.i < p.length && p[this.i] !== '\n') this.i++;
+        continue;
+      }
+      switch (c) {
+        case '\\':
+          this.out += this.escapeOutside();
+          break;
+        case '[':
+          this.out += this.charClass();
+          break;
+        case '(':
+          this.group();
+          break;
+        case '.':
+          this.out += this.dotAll ? '[\\s\\S]' : '[^\\n]';
+          this.i++;
+          break;
+        case '^':
+          this.out += this.multiline ? '(?<![^\\n])' : '(?<![\\s\\S])';
+          this.i++;
+          break;
+        case '$':
+          this.out += this.multiline ? '(?=\\n|(?![\\s\\S]))' : '(?=\\n?(?![\\s\\S]))';
+          this.i++;
+          break;
+        case '{':
+          this.brace();
+          break;
+        case '}':
+          this.out += '\\}';
+          this.i++;
+          break;
+        case ']':
+          this.out += '\\]';
+          this.i++;
+          break;
+        case '*':
+        case '+':
+        case '?':
+          this.out += c;
+          this.i++;
+          this.afterQuantifier();
+          break;
+        default: {
+          const cp = p.codePointAt(this.i)!;
+          const ch = String.fromCodePoint(cp);
+          this.out += ch === '/' ? '\\/' : ch;
+          this.i += ch.length;
+        }
+      }
+    }
+    let flags = 'u';
+    if (this.ignoreCase) flags += 'i';
+    return { source: this.out, flags, groups: this.groups };
+  }
+
+  private readGlobalFlags(): void {
+    // Python accepts (?aiLmsux) only at the very start (3.11); several groups may follow each other.
+    const re = /^\(\?([aiLmsux]+)\)/;
+    for (;;) {
+      const m = re.exec(this.p.slice(this.i));
+      if (!m) return;
+      for (const f of m[1]!) {
+        if (f === 'i') this.ignoreCase = true;
+        else if (f === 'm') this.multiline = true;
+        else if (f === 's') this.dotAll = true;
+        else if (f === 'x') this.verbose = true;
+        else if (f === 'a') this.ascii = true;
+        else if (f === 'L') this.fail('bad inline flags: cannot use \'L\' flag with a str pattern');
+      }
+      this.i += m[0].length;
+    }
+  }
+
+  private afterQuantifier(): void {
+    const n = this.p[this.i];
+    if (n === '?') {
+      this.out += '?';
+      this.i++;
+    } else if (n === '+') {
+      this.fail('possessive quantifiers are not supported');
+    }
+  }
+
+  private brace(): void {
+    const m = /^\{(\d*)(,?)(\d*)\}/.exec(this.p.slice(this.i));
+    if (m && (m[1] !== '' || (m[2] === ',' && m[3] !== ''))) {
+      const lo = m[1] === '' ? '0' : m[1];
+      this.out += m[2] ? `{${lo},${m[3]}}` : `{${lo}}`;
+      this.i += m[0].length;
+      this.afterQuantifier();
+      return;
+    }
+    this.out += '\\{';
+    this.i++;
+  }
+
+  private group(): void {
+    const rest = this.p.slice(this.i);
+    if (rest.startsWith('(?P<')) {
+      const m = /^\(\?P<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
+      if (!m) this.fail('bad character in group name');
+      this.groups++;
+      this.out += `(?<${m[1]}>`;
+      this.i += m[0].length;
+      return;
+    }
+    if (rest.startsWith('(?P=')) {
+      const m = /^\(\?P=([A-Za-z_][A-Za-z0-9_]*)\)/.exec(rest);
+      if (!m) this.fail('bad character in group name');
+      this.out += `\\k<${m[1]}>`;
+      this.i += m[0].length;
+      return;
+    }
+    if (rest.startsWith('(?#')) {
+      const end = this.p.indexOf(')', this.i);
+      if (end < 0) this.fail('missing ), unterminated comment');
+      this.i = end + 1;
+      return;
+    }
+    for (const pre of ['(?:', '(?=', '(?!', '(?<=', '(?<!']) {
+      if (rest.startsWith(pre)) {
+        this.out += pre;
+        this.i += pre.length;
+        return;
+      }
+    }
+    if (rest.startsWith('(?')) {
+      if (/^\(\?[aiLmsux]+\)/.test(rest)) this.fail('global flags not at the start of the expression');
+      this.fail('unsupported group construct');
+    }
+    this.groups++;
+    this.out += '(';
+    this.i++;
+  }
+
+  /** Escape outside a character class. */
+  private escapeOutside(): string {
+    const p = this.p;
+    const c = p[this.i + 1];
+    if (c === undefined) this.fail('bad escape (end of pattern)');
+    const w = this.w;
+    const simple: Record<string, string> = {
+      d: this.ascii ? '[0-9]' : '\\p{Nd}',
+      D: this.ascii ? '[^0-9]' : '\\P{Nd}',
+      w: `[${w}]`,
+      W: `[^${w}]`,
+      s: this.ascii ? '[\\t-\\r ]' : `[${PY_WS_CLASS}]`,
+      S: this.ascii ? '[^\\t-\\r ]' : `[^${PY_WS_CLASS}]`,
+      b: `(?:(?<=[${w}])(?![${w}])|(?<![${w}])(?=[${w}]))`,
+      B: `(?:(?<=[${w}])(?=[${w}])|(?<![${w}])(?![${w}]))`,
+      A: '(?<![\\s\\S])',
+      Z: '(?![\\s\\S])',
+    };
+    if (c in simple) {
+      this.i += 2;
+      return simple[c]!;
+    }
+    if (/[1-9]/.test(c)) {
+      // Backreference (one or two digits) unless it is a three-digit octal escape.
+      const m = /^\\([0-7]{3})/.exec(p.slice(this.i));
+      if (m && parseInt(m[1]!, 8) <= 0o377) {
+        this.i += 4;
+        return literal(String.fromCodePoint(parseInt(m[1]!, 8)));
+      }
+      const r = /^\\(\d\d?)/.exec(p.slice(this.i))!;
+      const n = parseInt(r[1]!, 10);
+      if (n > this.groups) this.fail('invalid group reference');
+      this.i += r[0].length;
+      return `(?:\\${n})`;
+    }
+    const ch = this.commonEscape();
+    return literal(ch);
+  }
+
+  /** Escapes with the same meaning in and out of classes; returns the literal character. */
+  private commonEscape(): string {
+    const p = this.p;
+    const c = p[this.i + 1]!;
+    const map: Record<string, string> = { a: '\x07', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+    if (c in map) {
+      this.i += 2;
+      return map[c]!;
+    }
+    if (c === '0') {
+      const m = /^\\(0[0-7]{0,2})/.exec(p.slice(this.i))!;
+      this.i += m[0].length;
+      return String.fromCodePoint(parseInt(m[1]!, 8));
+    }
+    if (c === 'x' || c === 'u' || c === 'U') {
+      const len = c === 'x' ? 2 : c === 'u' ? 4 : 8;
+      const hex = p.slice(this.i + 2, this.i + 2 + len);
+      if (hex.length !== len || !/^[0-9a-fA-F]+$/.test(hex)) this.fail(`incomplete escape \\${c}`);
+      const cp = parseInt(hex, 16);
+      if (cp > 0x10ffff) this.fail(`bad escape \\${c}`);
+      this.i += 2 + len;
+      return String.fromCodePoint(cp);
+    }
+    if (c === 'N') this.fail('named Unicode escapes are not supported');
+    if (/[A-Za-z0-9]/.test(c)) this.fail(`bad escape \\${c}`);
+    const cp = p.codePointAt(this.i + 1)!;
+    const ch = String.fromCodePoint(cp);
+    this.i += 1 + ch.length;
+    return ch;
+  }
+
+  private charClass(): string {
+    const p = this.p;
+    this.i++; // [
+    let negate = false;
+    if (p[this.i] === '^') {
+      negate = true;
+      this.i++;
+    }
+    const parts: ClassParts = { items: '', negated: [] };
+    let first = true;
+    type Item = { kind: 'char'; ch: string } | { kind: 'set' };
+    let prev: Item | null = null;
+    const w = this.w;
+    for (;;) {
+      if (this.i >= p.length) this.fail('unterminated character set');
+      const c = p[this.i]!;
+      if (c === ']' && !first) {
+        this.i++;
+        break;
+      }
+      first = false;
+      // Range "a-b"
+      if (c === '-' && prev && prev.kind === 'char' && this.i + 1 < p.length && p[this.i + 1] !== ']') {
+        this.i++;
+        const before = parts.items.length;
+        const hi = this.classAtom(parts, w);
+        if (hi.kind !== 'char') this.fail('bad character range');
+        const lo = prev.ch;
+        if (lo.codePointAt(0)! > hi.ch.codePointAt(0)!) this.fail('bad character range');
+        parts.items = `${parts.items.slice(0, before)}-${classLiteral(hi.ch)}`;
+        prev = null;
+        continue;
+      }
+      prev = this.classAtom(parts, w);
+    }
+    if (parts.negated.length === 0) {
+      if (parts.items === '') return negate ? '[\\s\\S]' : '[]';
+      return `[${negate ? '^' : ''}${parts.items}]`;
+    }
+    // A negated shorthand (\W, \S, \D) inside a set: express as a union / intersection.
+    if (!negate) {
+      const alts = parts.negated.slice();
+      if (parts.items) alts.unshift(`[${parts.items}]`);
+      return `(?:${alts.join('|')})`;
+    }
+    const looks = parts.negated.map((n) => `(?!${n})`).join('');
+    return `(?:${parts.items ? `(?![${parts.items}])` : ''}${looks}[\\s\\S])`;
+  }
+
+  private classAtom(parts: ClassParts, w: string): { kind: 'char'; ch: string } | { kind: 'set' } {
+    const p = this.p;
+    const c = p[this.i]!;
+    if (c === '\\') {
+      const e = p[this.i + 1];
+      if (e === undefined) this.fail('bad escape (end of pattern)');
+      const ws = this.ascii ? '\\t-\\r ' : PY_WS_CLASS;
+      const sets: Record<string, () => void> = {
+        d: () => (parts.items += this.ascii ? '0-9' : '\\p{Nd}'),
+        w: () => (parts.items += w),
+        s: () => (parts.items += ws),
+        D: () => parts.negated.push(this.ascii ? '[^0-9]' : '\\P{Nd}'),
+        W: () => parts.negated.push(`[^${w}]`),
+        S: () => parts.negated.push(`[^${ws}]`),
+      };
+      if (e in sets) {
+        sets[e]!();
+        this.i += 2;
+        return { kind: 'set' };
+      }
+      if (e === 'b') {
+        this.i += 2;
+        parts.items += '\\x08';
+        return { kind: 'char', ch: '\b' };
+      }
+      if (/[1-9]/.test(e)) {
+        const m = /^\\([0-7]{1,3})/.exec(p.slice(this.i));
+        if (!m) this.fail(`bad escape \\${e}`);
+        this.i += m[0].length;
+        const ch = String.fromCodePoint(parseInt(m[1]!, 8));
+        parts.items += classLiteral(ch);
+        return { kind: 'char', ch };
+      }
+      const ch = this.commonEscape();
+      parts.items += classLiteral(ch);
+      return { kind: 'char', ch };
+    }
+    const cp = p.codePointAt(this.i)!;
+    const ch = String.fromCodePoint(cp);
+    this.i += ch.length;
+    parts.items += classLiteral(ch);
+    return { kind: 'char', ch };
+  }
+}
+
+function hexEsc(ch: string): string {
+  return `\\u{${ch.codePointAt(0)!.toString(16)}}`;
+}
+
+/** A literal character outside a class, valid under the `u` flag. */
+function literal(ch: string): string {
+  if ('^$\\.*+?()[]{}|/'.includes(ch)) return `\\${ch}`;
+  const cp = ch.codePointAt(0)!;
+  if (cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff)) return hexEsc(ch);
+  return ch;
+}
+
+/** A literal character inside a class, valid under the `u` flag. */
+function classLiteral(ch: string): string {
+  if ('^$\\.*+?()[]{}|/-'.includes(ch)) return `\\${ch}`;
+  const cp = ch.codePointAt(0)!;
+  if (cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff)) return hexEsc(ch);
+  return ch;
+}
