@@ -1,0 +1,321 @@
+// Equivalence of two parsed answers, following math-verify's grader (sympy_expr_eq and helpers).
+
+import { type Node, MathError, add, children, freeSymbols, isNumber, mul, NEG_ONE, printExpr, sortByKey, dedupSorted, structEq, compareKeys, sortKey } from './nodes.js';
+import { D, type Dec, doit, evalComplex, evalReal, exactRational } from './numeric.js';
+
+export interface CompareOptions {
+  floatRounding: number;
+  numericPrecision: number;
+  deadline: number;
+}
+
+function checkDeadline(o: CompareOptions): void {
+  if (Date.now() > o.deadline) throw new MathError('comparison time limit exceeded');
+}
+
+const isRel = (n: Node): boolean => n.t === 'Rel' || (n.t === 'And' && n.args.length > 0 && n.args.every((a) => a.t === 'Rel'));
+const isEquation = (n: Node): boolean => (n.t === 'Rel' && n.op === 'Eq') || (n.t === 'And' && n.args.length > 0 && n.args.every((a) => a.t === 'Rel' && a.op === 'Eq'));
+
+function onlySymbols(n: Node): boolean {
+  if (n.t === 'Symbol') return true;
+  if (n.t === 'Pow' && n.exp.t === 'Integer' && n.exp.v === -1n) {
+    return n.base.t === 'Symbol' || (children(n.base).length > 0 && children(n.base).every(onlySymbols));
+  }
+  const cs = children(n);
+  return cs.length > 0 && cs.every(onlySymbols);
+}
+
+function isAssignment(n: Node): boolean {
+  if (n.t === 'Rel' && n.op === 'Eq') return onlySymbols(n.lhs);
+  if (n.t === 'And' && n.args.length > 0) return n.args.every((a) => a.t === 'Rel' && a.op === 'Eq') && onlySymbols((n.args[0] as Extract<Node, { t: 'Rel' }>).lhs);
+  return false;
+}
+function lastRel(n: Node): Extract<Node, { t: 'Rel' }> {
+  if (n.t === 'And') return lastRel(n.args[n.args.length - 1]!);
+  return n as Extract<Node, { t: 'Rel' }>;
+}
+function firstRel(n: Node): Extract<Node, { t: 'Rel' }> {
+  if (n.t === 'And') return n.args[0] as Extract<Node, { t: 'Rel' }>;
+  return n as Extract<Node, { t: 'Rel' }>;
+}
+
+const isSet = (n: Node): boolean => n.t === 'FiniteSet' || n.t === 'Interval' || n.t === 'SetOp' || n.t === 'SetConst';
+
+export function exprEq(gold: Node, pred: Node, o: CompareOptions): boolean {
+  checkDeadline(o);
+  const goldAssign = isAssignment(gold);
+  const predAssign = isAssignment(pred);
+  const goldEqn = isEquation(gold);
+  const predEqn = isEquation(pred);
+  if (goldAssign) gold = { t: 'Rel', op: 'Eq', lhs: firstRel(gold).lhs, rhs: lastRel(gold).rhs };
+  if (predAssign) pred = { t: 'Rel', op: 'Eq', lhs: firstRel(pred).lhs, rhs: lastRel(pred).rhs };
+  if (predEqn && !goldEqn) pred = lastRel(pred).rhs;
+  else if (goldAssign && !predEqn) gold = lastRel(gold).rhs;
+
+  if (isRel(gold) && isSet(pred)) {
+    const s = relationAsSet(gold);
+    if (s) gold = s;
+  }
+
+  if (gold.t === 'Const' && (gold.name === 'nan' || gold.name === 'zoo')) throw new MathError("can't evaluate nan or zoo");
+  if (structEq(gold, pred)) return true;
+
+  if (isRel(gold) && isRel(pred)) return compareRelational(gold, pred, o);
+  if (isSet(gold) || isSet(pred) || gold.t === 'Tuple' || pred.t === 'Tuple') return compareSets(gold, pred, o);
+  if (gold.t === 'Symbol' || pred.t === 'Symbol') return compareSymbols(gold, pred);
+  if (gold.t === 'Matrix' || pred.t === 'Matrix') {
+    if (gold.t === 'Matrix' && pred.t === 'Matrix') {
+      if (gold.rows.length !== pred.rows.length || gold.rows[0]!.length !== pred.rows[0]!.length) return false;
+      const g = gold.rows.flat();
+      const p = pred.rows.flat();
+      return g.every((x, i) => numericEq(x, p[i]!, o) || valueEq(x, p[i]!, o));
+    }
+    return false;
+  }
+  if (isRel(gold) || isRel(pred)) return false;
+  if (numericEq(gold, pred, o)) return true;
+  return valueEq(gold, pred, o);
+}
+
+function isPctAtomic(n: Node, kind: 'Number' | 'Float'): boolean {
+  const test = (x: Node) => (kind === 'Number' ? isNumber(x) : x.t === 'Float');
+  if (test(n)) return true;
+  return n.t === 'Mul' && n.args.length === 2 && n.args[1]!.t === 'Rational' && n.args[1]!.p === 1n && n.args[1]!.q === 100n && test(n.args[0]!);
+}
+
+/** sympy_numeric_eq for the Number cases (Float rounding, exact rationals). */
+function numericEq(a: Node, b: Node, o: CompareOptions): boolean {
+  if (isPctAtomic(a, 'Number') || isPctAtomic(b, 'Number')) {
+    if (isPctAtomic(a, 'Float') || isPctAtomic(b, 'Float')) {
+      try {
+        return roundTo(a, o.floatRounding) === roundTo(b, o.floatRounding);
+      } catch {
+        return false;
+      }
+    }
+    const da = doit(a);
+    const db = doit(b);
+    return structEq(da, db);
+  }
+  return false;
+}
+
+function roundTo(n: Node, places: number): string {
+  if (freeSymbols(n).size > 0) throw new MathError('symbolic');
+  const v = evalReal(n);
+  if (!v.isFinite()) return v.toString();
+  return v.toDecimalPlaces(places, D.ROUND_HALF_EVEN).toString();
+}
+
+const SAMPLE_POINTS = ['0.5772156649015328606065120900824024310422', '1.3247179572447460259609088544780973407344', '2.2360679774997896964091736687312762354406', '0.7390851332151606416553120876738734040134'];
+
+/**
+ * Numeric evaluation (evalf with chop) followed by the symbolic check (simplify(a - b) == 0),
+ * decided here by high-precision evaluation: closed-form values at 60 digits, expressions with
+ * free symbols at several sample points.
+ */
+function valueEq(a: Node, b: Node, o: CompareOptions): boolean {
+  checkDeadline(o);
+  if (children(a).length === 0 && children(b).length === 0 && !isNumber(a) && !isNumber(b) && a.t !== 'Const' && b.t !== 'Const') return false;
+  const ra = exactRational(a);
+  const rb = exactRational(b);
+  if (ra && rb) return ra[0] * rb[1] === rb[0] * ra[1];
+  const syms = [...new Set([...freeSymbols(a), ...freeSymbols(b)])].sort();
+  if (containsUndef(a) || containsUndef(b)) return false;
+  if (syms.length === 0) return closeAt(a, b, new Map(), true);
+  const points = syms.length > 3 ? 3 : 4;
+  for (let k = 0; k < points; k++) {
+    checkDeadline(o);
+    const env = new Map<string, Dec>();
+    syms.forEach((s, i) => env.set(s, new D(SAMPLE_POINTS[(k + i) % SAMPLE_POINTS.length]!).plus(i * 0.37 + k * 0.11)));
+    if (!closeAt(a, b, env, false)) return false;
+  }
+  return true;
+}
+
+function containsUndef(n: Node): boolean {
+  if (n.t === 'Func' && n.undef) return true;
+  return children(n).some(containsUndef);
+}
+
+function closeAt(a: Node, b: Node, env: Map<string, Dec>, absolute: boolean): boolean {
+  let va: Dec;
+  let vb: Dec;
+  try {
+    va = evalReal(a, env);
+    vb = evalReal(b, env);
+  } catch {
+    try {
+      const fenv = new Map([...env].map(([k, v]) => [k, Number(v.toString())]));
+      const ca = evalComplex(a, fenv);
+      const cb = evalComplex(b, fenv);
+      if (![...ca, ...cb].every(Number.isFinite)) return false;
+      const scale = Math.max(1, Math.hypot(...ca), Math.hypot(...cb));
+      return Math.hypot(ca[0] - cb[0], ca[1] - cb[1]) <= 1e-12 * scale;
+    } catch {
+      return false;
+    }
+  }
+  if (!va.isFinite() || !vb.isFinite()) return va.eq(vb);
+  const diff = va.minus(vb).abs();
+  if (absolute && diff.lt(new D(2).pow(-49))) return true;
+  const scale = D.max(va.abs(), vb.abs());
+  if (scale.isZero()) return diff.isZero();
+  return diff.lte(scale.times('1e-40'));
+}
+
+function relationAsSet(n: Node): Node | null {
+  // 1 < x < 2 style relations in one variable become intervals
+  const rels = n.t === 'And' ? n.args : [n];
+  let lo: Node = { t: 'Const', name: '-oo' };
+  let hi: Node = { t: 'Const', name: 'oo' };
+  let lopen = true;
+  let hopen = true;
+  let variable: string | null = null;
+  for (const r of rels) {
+    if (r.t !== 'Rel' || r.op === 'Eq' || r.op === 'Ne') return null;
+    let { lhs, rhs, op } = r;
+    if (rhs.t === 'Symbol' && lhs.t !== 'Symbol') {
+      [lhs, rhs] = [rhs, lhs];
+      op = ({ Lt: 'Gt', Gt: 'Lt', Le: 'Ge', Ge: 'Le' } as const)[op];
+    }
+    if (lhs.t !== 'Symbol' || freeSymbols(rhs).size > 0) return null;
+    if (variable && variable !== lhs.name) return null;
+    variable = lhs.name;
+    if (op === 'Lt' || op === 'Le') {
+      hi = rhs;
+      hopen = op === 'Lt';
+    } else {
+      lo = rhs;
+      lopen = op === 'Gt';
+    }
+  }
+  return { t: 'Interval', start: lo, end: hi, lo: lopen, ro: hopen };
+}
+
+function diff(a: Node, b: Node): Node {
+  return add(a, mul(NEG_ONE, b));
+}
+
+function compareRelational(gold: Node, pred: Node, o: CompareOptions): boolean {
+  if (gold.t === 'And' && pred.t === 'And') {
+    if (gold.args.length !== pred.args.length) return false;
+    return gold.args.every((g, i) => compareRelational(g, pred.args[i]!, o));
+  }
+  if (gold.t !== 'Rel' || pred.t !== 'Rel') return false;
+  if (gold.op === pred.op && safe(() => exprEq(diff(gold.lhs, gold.rhs), diff(pred.lhs, pred.rhs), o))) return true;
+  const inverse: Record<string, string> = { Gt: 'Lt', Lt: 'Gt', Ge: 'Le', Le: 'Ge', Eq: 'Eq' };
+  if (inverse[gold.op] === pred.op && safe(() => exprEq(diff(gold.lhs, gold.rhs), diff(pred.rhs, pred.lhs), o))) return true;
+  return false;
+}
+
+function safe(fn: () => boolean): boolean {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof MathError && e.message.includes('time limit')) throw e;
+    return false;
+  }
+}
+
+function setLen(n: Node): number {
+  return n.t === 'FiniteSet' ? dedupSorted(n.args).length : children(n).length;
+}
+
+function numericSortKey(n: Node) {
+  const inner = isAssignment(n) ? lastRel(n).rhs : n;
+  try {
+    if (freeSymbols(inner).size === 0 && !isSet(inner) && inner.t !== 'Tuple') {
+      const v = evalReal(inner);
+      return sortKey({ t: 'Float', v: v.toString(), dps: 15 });
+    }
+  } catch {
+    /* fall back to the structural key */
+  }
+  return sortKey(inner);
+}
+
+function orderedArgs(n: Node): Node[] {
+  const args = n.t === 'FiniteSet' ? dedupSorted(n.args) : children(n);
+  return args
+    .map((a, i) => ({ a, k: numericSortKey(a), i }))
+    .sort((x, y) => compareKeys(x.k, y.k) || compareKeys(sortKey(x.a), sortKey(y.a)) || x.i - y.i)
+    .map((x) => x.a);
+}
+
+function deepCompare(gold: Node, pred: Node, o: CompareOptions): boolean {
+  if (setLen(gold) !== setLen(pred)) return false;
+  let g: Node[];
+  let p: Node[];
+  if (gold.t === 'FiniteSet') {
+    g = orderedArgs(gold);
+    p = pred.t === 'FiniteSet' ? orderedArgs(pred) : children(pred);
+  } else if (gold.t === 'Tuple' && pred.t === 'FiniteSet') {
+    g = children(gold);
+    p = pred.args;
+  } else if (pred.t === 'FiniteSet') {
+    p = orderedArgs(pred);
+    g = children(gold);
+  } else {
+    g = children(gold);
+    p = children(pred);
+  }
+  if (g.length !== p.length) return false;
+  return g.every((x, i) => exprEq(x, p[i]!, o));
+}
+
+function compareSets(gold: Node, pred: Node, o: CompareOptions): boolean {
+  const a: Node = isSet(gold) || gold.t === 'Tuple' ? gold : { t: 'FiniteSet', args: [gold] };
+  const b: Node = isSet(pred) || pred.t === 'Tuple' ? pred : { t: 'FiniteSet', args: [pred] };
+  if (a.t === 'Interval' && b.t === 'Interval') {
+    return a.lo === b.lo && a.ro === b.ro && exprEq(a.start, b.start, o) && exprEq(a.end, b.end, o);
+  }
+  if (structEq(a, b)) return true;
+  if (a.t === 'FiniteSet' && b.t === 'FiniteSet') {
+    // symmetric difference empty: every element has an exactly equal partner
+    const ea = dedupSorted(a.args);
+    const eb = dedupSorted(b.args);
+    if (ea.length === eb.length && ea.every((x) => eb.some((y) => exactSame(x, y))) && eb.every((y) => ea.some((x) => exactSame(x, y)))) return true;
+  }
+  if ((a.t === 'FiniteSet' || a.t === 'Tuple') && (b.t === 'FiniteSet' || b.t === 'Tuple')) return deepCompare(a, b, o);
+  if (a.t === 'Interval' && (b.t === 'FiniteSet' || b.t === 'Tuple') && a.lo && a.ro && setLen(b) === 2) {
+    return deepCompare({ t: 'Tuple', args: [a.start, a.end] }, b, o);
+  }
+  if (b.t === 'Interval' && (a.t === 'FiniteSet' || a.t === 'Tuple') && b.lo && b.ro && setLen(a) === 2) {
+    return deepCompare(a, { t: 'Tuple', args: [b.start, b.end] }, o);
+  }
+  return false;
+}
+
+function exactSame(x: Node, y: Node): boolean {
+  if (structEq(x, y)) return true;
+  const rx = exactRational(x);
+  const ry = exactRational(y);
+  return !!rx && !!ry && rx[0] * ry[1] === ry[0] * rx[1];
+}
+
+function compareSymbols(gold: Node, pred: Node): boolean {
+  const isE = (n: Node) => n.t === 'Const' && n.name === 'E';
+  if ((gold.t === 'Symbol' && gold.name.toLowerCase() === 'e' && isE(pred)) || (pred.t === 'Symbol' && pred.name.toLowerCase() === 'e' && isE(gold))) return true;
+  const concat = (m: Node): string | null => {
+    if (m.t !== 'Mul') return null;
+    if (!m.args.every((x) => isE(x) || x.t === 'Symbol')) return null;
+    return m.args
+      .map((x) => (x.t === 'Symbol' ? x.name : 'e'))
+      .join('');
+  };
+  if (gold.t === 'Symbol') {
+    const c = concat(pred);
+    if (c !== null) return gold.name.toLowerCase() === c.toLowerCase();
+  }
+  if (pred.t === 'Symbol') {
+    const c = concat(gold);
+    if (c !== null) return pred.name.toLowerCase() === c.toLowerCase();
+  }
+  if (gold.t === 'Symbol' && pred.t === 'Symbol') {
+    const g = gold.name.length > 1 ? gold.name.toLowerCase() : gold.name;
+    const p = pred.name.length > 1 ? pred.name.toLowerCase() : pred.name;
+    return g === p;
+  }
+  return printExpr(gold) === printExpr(pred);
+}

@@ -1,0 +1,16 @@
+// Worker-thread entry: runs library checks off the main event loop.
+import { parentPort } from 'node:worker_threads';
+import { verifyAnswerWithLibrary } from './verify.js';
+
+if (parentPort) {
+  const port = parentPort;
+  port.on('message', (msg: { id: number; expected: string; generated: string }) => {
+    let result;
+    try {
+      result = verifyAnswerWithLibrary(msg.expected, msg.generated);
+    } catch {
+      result = { reward: 0.0, extracted: null };
+    }
+    port.postMessage({ id: msg.id, result });
+  });
+}
