@@ -181,6 +181,12 @@ export class VLLMBackend {
       body.return_tokens_as_token_ids = true;
       if (cfg.request_inline_token_ids) body.return_token_ids = true;
     }
+    // Training fields on earlier assistant turns are for the trainer, not the backend.
+    for (const m of messages) {
+      delete m.prompt_token_ids;
+      delete m.generation_token_ids;
+      delete m.generation_log_probs;
+    }
     if (cfg.uses_reasoning_parser) moveThinkToReasoningContent(messages);
 
     return this.callPinned(sessionId, async (endpoint) => {
