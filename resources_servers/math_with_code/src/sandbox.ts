@@ -188,7 +188,7 @@ export class PythonInterpreter {
         try {
           msg = JSON.parse(line) as Record<string, unknown>;
         } catch {
-          this.kill('the interpreter sent a malformed reply');
+          this.kill('the interpreter wrote something other than a reply on its reply channel and was stopped; variables defined earlier are lost');
           return;
         }
         if (!started) {
@@ -209,7 +209,7 @@ export class PythonInterpreter {
           this.buffer = this.buffer.slice(nl + 1);
           onLine(line);
         }
-        if (this.buffer.length > maxLine) this.kill('the interpreter sent an oversized reply');
+        if (this.buffer.length > maxLine) this.kill('the interpreter sent an oversized reply and was stopped; variables defined earlier are lost');
       });
       child.on('error', (err) => {
         clearTimeout(startTimer);

@@ -1,7 +1,8 @@
 // Server behaviour kept from upstream: config, routes, per-session state, the restricted
 // builtins, the last-line `result`, timeouts, /end_session, and verify's shape.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MathWithCodeConfigSchema } from '../app.js';
+import { MathWithCodeConfigSchema, MathWithCodeVerifyRequestSchema } from '../app.js';
 import { buildApp, hasPython, pythonHas, Session, type App } from './helpers.js';
 
 const params = {
@@ -160,5 +161,40 @@ describe.skipIf(!hasPython)('verify', () => {
     const res = await app.inject({ method: 'POST', url: '/verify', payload: { responses_create_params: params, response: response('x') } });
     expect(res.statusCode).toBe(422);
     expect(JSON.stringify(JSON.parse(res.body).detail)).toContain('expected_result');
+  });
+});
+
+describe.skipIf(!hasPython)('data/example.jsonl', () => {
+  const rows = readFileSync(new URL('../data/example.jsonl', import.meta.url), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown> & { expected_result: string });
+  // Code a model could send for each row; its output, boxed, must earn reward 1.
+  const solutions = [
+    'sum(d for d in range(1, 361) if 360 % d == 0)',
+    'len([i for i in range(1, 1001) if i % 3 and i % 7])',
+    '7 ** 2024 % 1000',
+    'from fractions import Fraction\np = Fraction(len([1 for a in range(1, 7) for b in range(1, 7) if a + b in (2, 3, 5, 7, 11)]), 36)\nr"\\frac{%d}{%d}" % (p.numerator, p.denominator)',
+    'def zeros(n):\n    z, p = 0, 5\n    while p <= n:\n        z, p = z + n // p, p * 5\n    return z\nn = 1\nwhile zeros(n) < 100:\n    n += 1\nprint(n)\nn',
+  ];
+  let app: App;
+  beforeAll(async () => {
+    app = await buildApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('has 5 valid rows whose expected answers are what the tool computes', async () => {
+    expect(rows.length).toBe(5);
+    for (const [i, row] of rows.entries()) {
+      const s = new Session(app);
+      const ran = await s.run(solutions[i]!);
+      expect(ran.success, ran.error_message).toBe(true);
+      const payload = { ...row, response: response(`The answer is \\boxed{${ran.result}}.`) };
+      expect(MathWithCodeVerifyRequestSchema.safeParse(payload).success).toBe(true);
+      const verdict = await s.post('/verify', payload);
+      expect([i, verdict.body.reward]).toEqual([i, 1]);
+    }
   });
 });
