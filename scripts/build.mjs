@@ -9,14 +9,16 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const groups = ['packages', 'responses_api_models', 'resources_servers', 'responses_api_agents'];
-const skipDirs = new Set(['node_modules', 'dist', 'tests', 'test', 'data', 'configs', '.venv']);
+const skipAnywhere = new Set(['node_modules', 'dist', '.venv']);
+// Only at a package's top level: these hold tests and data, not sources (src/data/ is code).
+const skipTop = new Set(['tests', 'test', 'data', 'configs', 'templates']);
 
-function collect(dir, out) {
+function collect(dir, out, top = true) {
   for (const name of readdirSync(dir)) {
     const full = join(dir, name);
     const st = statSync(full);
     if (st.isDirectory()) {
-      if (!skipDirs.has(name) && !name.startsWith('.')) collect(full, out);
+      if (!skipAnywhere.has(name) && !(top && skipTop.has(name)) && !name.startsWith('.')) collect(full, out, false);
     } else if (name.endsWith('.ts') && !name.endsWith('.d.ts') && !name.endsWith('.test.ts')) {
       out.push(full);
     }

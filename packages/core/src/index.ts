@@ -6,3 +6,6 @@ export * from './py/index.js';
 export * from './workers/index.js';
 export * from './openai/index.js';
 export * from './responses.js';
+export * from './rollouts/index.js';
+export * from './data/index.js';
+export type { DatasetConfig } from './config/index.js';

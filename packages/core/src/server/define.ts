@@ -28,7 +28,9 @@ export interface Logger {
 }
 
 export function makeLogger(name: string): Logger {
-  const line = (level: string, msg: string) => `(${name}) ${level}${msg}\n`;
+  // Under ng-run every line is already prefixed with the instance name.
+  const prefix = process.env.NEMO_GYM_LOG_PREFIXED ? '' : `(${name}) `;
+  const line = (level: string, msg: string) => `${prefix}${level}${msg}\n`;
   return {
     info: (msg) => void process.stdout.write(line('', msg)),
     warn: (msg) => void process.stderr.write(line('WARNING: ', msg)),
@@ -260,6 +262,12 @@ export function defineServer<CS extends z.ZodType, S>(
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+    if (process.env.NEMO_GYM_EXIT_ON_STDIN_CLOSE) {
+      // ng-run holds our stdin open; if it dies without stopping us, we stop too (no orphans).
+      process.stdin.on('end', () => stop('parent exit'));
+      process.stdin.on('error', () => stop('parent exit'));
+      process.stdin.resume();
+    }
     return app;
   };
 

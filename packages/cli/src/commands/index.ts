@@ -1,0 +1,13 @@
+/** Every ng-* command, by name. */
+import type { CommandSpec } from '../runtime.js';
+import { runCommand } from './run.js';
+import { dumpConfigCommand } from './dump-config.js';
+import { helpCommand } from './help.js';
+import { collectRolloutsCommand } from './collect-rollouts.js';
+
+export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, dumpConfigCommand, helpCommand];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  const n = name.replace(/^(ng|nemo_gym)[-_]/, '').replace(/_/g, '-');
+  return COMMANDS.find((c) => c.name === n);
+}

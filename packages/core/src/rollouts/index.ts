@@ -1,0 +1,2 @@
+export * from './collect.js';
+export * from './metrics.js';

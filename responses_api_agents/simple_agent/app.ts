@@ -1,0 +1,54 @@
+/**
+ * simple_agent: upstream's generic agent. `/v1/responses` runs the tool-calling loop;
+ * `/run` is one whole rollout: seed the resources session, run the loop, verify.
+ * Cookies are forwarded so seed, tools and verify share one resources-server session and
+ * every model call shares one model session.
+ */
+import { z } from 'zod';
+import {
+  AgentServerConfigSchema,
+  BaseRunRequestSchema,
+  defineAgent,
+  fullCreateParamsDump,
+  ModelServerRefSchema,
+  ResourcesServerRefSchema,
+  ResponseCreateParamsSchema,
+  startIfMain,
+} from '@nemo-gym/core';
+import { runAgentLoop, upstreamFailure } from './src/loop.js';
+
+export const SimpleAgentConfigSchema = AgentServerConfigSchema.extend({
+  resources_server: ResourcesServerRefSchema,
+  model_server: ModelServerRefSchema,
+  max_steps: z.number().int().positive().nullable().optional(),
+});
+
+export const server = defineAgent({
+  className: 'SimpleAgent',
+  configSchema: SimpleAgentConfigSchema,
+  responses: {
+    body: ResponseCreateParamsSchema,
+    handler: async (body, ctx) => {
+      const result = await runAgentLoop(body, ctx.config, ctx.client, ctx.cookies);
+      ctx.setCookies({ ...result.resourcesCookies, ...result.modelCookies });
+      return result.response;
+    },
+  },
+  run: {
+    body: BaseRunRequestSchema.loose(),
+    handler: async (body, ctx) => {
+      const { name: resources } = ctx.config.resources_server;
+      const row = { ...body, responses_create_params: fullCreateParamsDump(body.responses_create_params) };
+      const seed = await ctx.client.post(resources, '/seed_session', row, { cookies: ctx.cookies });
+      if (!seed.ok) throw upstreamFailure(`resources server \`${resources}\` /seed_session`, seed);
+      const cookies = { ...ctx.cookies, ...seed.cookies };
+      const loop = await runAgentLoop(body.responses_create_params, ctx.config, ctx.client, cookies);
+      const verify = await ctx.client.post(resources, '/verify', { ...row, response: loop.response }, { cookies: loop.resourcesCookies });
+      if (!verify.ok) throw upstreamFailure(`resources server \`${resources}\` /verify`, verify);
+      ctx.setCookies({ ...loop.resourcesCookies, ...loop.modelCookies });
+      return verify.json();
+    },
+  },
+});
+
+startIfMain(import.meta.url, server);

@@ -1,0 +1,114 @@
+/**
+ * The agent loop: ask the model, run the function calls it makes against the resources
+ * server (in order), feed the outputs back, until the model answers without calling a tool.
+ */
+import {
+  fullResponseDump,
+  HttpError,
+  pyJsonDumps,
+  ResponseSchema,
+  type ResponseCreateParams,
+  type ServerClient,
+  type ServerResponse,
+} from '@nemo-gym/core';
+
+export const DEFAULT_MAX_STEPS = 100;
+
+export interface LoopConfig {
+  name: string;
+  model_server: { name: string };
+  resources_server: { name: string };
+  max_steps?: number | null;
+}
+
+type Json = Record<string, unknown>;
+type Cookies = Record<string, string>;
+
+export interface LoopResult {
+  response: Json;
+  resourcesCookies: Cookies;
+  modelCookies: Cookies;
+}
+
+/** Turns a non-2xx answer from another server into a clear error for our caller. */
+export function upstreamFailure(what: string, res: ServerResponse): HttpError {
+  const status = res.status >= 400 && res.status < 500 ? 422 : 502;
+  const body = res.text.length > 4000 ? `${res.text.slice(0, 4000)}…` : res.text;
+  return new HttpError(status, `${what} answered HTTP ${res.status} (${res.url}): ${body}`);
+}
+
+function addUsage(total: Json | null, usage: unknown): Json | null {
+  if (!usage || typeof usage !== 'object') return total;
+  const u = usage as Record<string, unknown>;
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const base = total ?? { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+  return {
+    input_tokens: n(base.input_tokens) + n(u.input_tokens),
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: n(base.output_tokens) + n(u.output_tokens),
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: n(base.total_tokens) + n(u.total_tokens),
+  };
+}
+
+function itemType(item: Json): unknown {
+  return item.type ?? (item.role !== undefined ? 'message' : undefined);
+}
+
+export async function runAgentLoop(
+  params: ResponseCreateParams,
+  config: LoopConfig,
+  client: ServerClient,
+  incomingCookies: Cookies,
+): Promise<LoopResult> {
+  const body = structuredClone(params) as Json;
+  const input: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as unknown[]);
+  const newOutputs: Json[] = [];
+  let modelCookies: Cookies = {};
+  let resourcesCookies: Cookies = { ...incomingCookies };
+  const maxSteps = config.max_steps ?? DEFAULT_MAX_STEPS;
+  let usage: Json | null = null;
+  let last: Json | null = null;
+
+  for (let step = 1; ; step++) {
+    const res = await client.post(config.model_server.name, '/v1/responses', { ...body, input: [...input, ...newOutputs] }, { cookies: modelCookies });
+    if (!res.ok) throw upstreamFailure(`model server \`${config.model_server.name}\``, res);
+    modelCookies = { ...modelCookies, ...res.cookies };
+    const parsed = ResponseSchema.safeParse(res.json());
+    if (!parsed.success) {
+      throw new HttpError(502, `Received an invalid response from model server \`${config.model_server.name}\`: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    }
+    const response = parsed.data as Json;
+    last = response;
+    usage = addUsage(usage, response.usage);
+    const output = response.output as Json[];
+    newOutputs.push(...output);
+
+    // A truncated generation (max_output_tokens, content filter) ends the rollout.
+    if (response.incomplete_details) break;
+    const calls = output.filter((o) => itemType(o) === 'function_call');
+    const messages = output.filter((o) => itemType(o) === 'message' && o.role === 'assistant');
+    if (calls.length === 0 && messages.length > 0) break;
+
+    for (const call of calls) {
+      let args: unknown;
+      let outputText: string;
+      try {
+        args = JSON.parse(String(call.arguments ?? ''));
+      } catch (err) {
+        args = undefined;
+        outputText = pyJsonDumps({ error: `Invalid tool call arguments: ${(err as Error).name}(${JSON.stringify((err as Error).message)})` });
+      }
+      if (args !== undefined) {
+        const toolRes = await client.post(config.resources_server.name, `/${String(call.name)}`, args, { cookies: resourcesCookies, retry: { retryStatuses: [] } });
+        // Tool errors (404 unknown tool, 422 bad arguments, 500) are the tool's output: the model sees them.
+        resourcesCookies = { ...resourcesCookies, ...toolRes.cookies };
+        outputText = toolRes.text;
+      }
+      newOutputs.push({ type: 'function_call_output', call_id: call.call_id, output: outputText! });
+    }
+    if (step >= maxSteps) break;
+  }
+  const response = fullResponseDump({ ...last!, output: newOutputs, usage: usage ?? last!.usage ?? null });
+  return { response, resourcesCookies, modelCookies };
+}
