@@ -1,0 +1,103 @@
+/**
+ * instruction_following: IFEval-style verifiable instructions (54 ids). The reward is 1.0 when the
+ * final response text follows every listed instruction. Checks run in a worker-thread pool.
+ */
+import { z } from 'zod';
+import {
+  BaseVerifyRequestSchema,
+  defineResourcesServer,
+  ResourcesServerConfigSchema,
+  startIfMain,
+  TimeoutError,
+  WorkerPool,
+} from '@nemo-gym/core';
+import { findPunktDir } from './src/punkt.js';
+import { finalResponseText, toolsFor, type VerifyResult, type VerifyTask } from './src/verify.js';
+
+export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.extend({
+  /** Extra folder searched first for tokenizers/punkt_tab/english (before NLTK_DATA and NLTK's usual places). */
+  nltk_data_dir: z.string().nullable().optional(),
+  /** Worker threads for the checks (default: CPU cores - 1). */
+  num_workers: z.number().int().min(1).nullable().optional(),
+  /** Time limit of one verify's checks; past it every instruction counts as not followed. */
+  verify_timeout_s: z.number().positive().default(60),
+});
+
+/** `id: int` with pydantic's lax coercion (integral floats, digit strings, bools). */
+const LaxInt = z.union([
+  z.number().int(),
+  z.boolean().transform((b) => (b ? 1 : 0)),
+  z
+    .string()
+    .regex(/^\s*[-+]?\d+\s*$/, 'Input should be a valid integer, unable to parse string as an integer')
+    .transform((s) => parseInt(s, 10)),
+]);
+
+export const InstructionFollowingRunFieldsSchema = z.object({
+  id: LaxInt,
+  instruction_id_list: z.array(z.unknown()),
+  prompt: z.string(),
+  kwargs: z.array(z.unknown()),
+});
+
+export const InstructionFollowingVerifyRequestSchema = BaseVerifyRequestSchema.extend(InstructionFollowingRunFieldsSchema.shape);
+
+interface State {
+  pool: WorkerPool;
+  punktDir: string;
+  timeoutMs: number;
+}
+
+export const server = defineResourcesServer({
+  className: 'InstructionFollowingResourcesServer',
+  configSchema: InstructionFollowingConfigSchema,
+  setup: (ctx): State => {
+    // Fails start-up with the list of folders searched when the Punkt parameters are missing.
+    const punktDir = findPunktDir(ctx.config.nltk_data_dir ?? null);
+    toolsFor(punktDir);
+    const workerModule = new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url);
+    const timeoutMs = ctx.config.verify_timeout_s * 1000;
+    const pool = new WorkerPool(workerModule, {
+      size: ctx.config.num_workers ?? undefined,
+      taskTimeoutMs: timeoutMs,
+    });
+    return { pool, punktDir, timeoutMs };
+  },
+  close: async (ctx) => {
+    await ctx.state.pool.close();
+  },
+  verify: {
+    body: InstructionFollowingVerifyRequestSchema,
+    handler: async (body, ctx) => {
+      const task: VerifyTask = {
+        text: finalResponseText(body.response),
+        instructionIds: body.instruction_id_list,
+        kwargs: body.kwargs,
+        punktDir: ctx.state.punktDir,
+      };
+      let result: VerifyResult;
+      try {
+        result = await ctx.state.pool.run<VerifyResult>('verifyInstructions', [task]);
+      } catch (e) {
+        if (!(e instanceof TimeoutError)) throw e;
+        ctx.log.warn(`verify checks stopped after ${ctx.state.timeoutMs} ms; counting every instruction as not followed`);
+        const n = Math.min(body.instruction_id_list.length, body.kwargs.length);
+        result = { followList: new Array<boolean>(n).fill(false), errors: [] };
+      }
+      for (const err of result.errors) ctx.log.warn(`instruction ${err}`);
+      const followAll = result.followList.length > 0 && result.followList.every((x) => x);
+      return {
+        responses_create_params: body.responses_create_params,
+        response: body.response,
+        reward: followAll ? 1.0 : 0.0,
+        follow_all_instructions: followAll,
+        follow_instruction_list: result.followList,
+        kwargs: body.kwargs,
+        instruction_id_list: body.instruction_id_list,
+        prompt: body.prompt,
+      };
+    },
+  },
+});
+
+startIfMain(import.meta.url, server);
