@@ -25,6 +25,7 @@ export const MathWithCodeConfigSchema = ResourcesServerConfigSchema.extend({
   session_cpu_limit_s: positiveInt(600),
   session_idle_timeout_s: z.coerce.number().int().min(0).default(900),
   max_sessions: positiveInt(256),
+  prespawn: z.coerce.number().int().min(0).default(2),
   kill_grace_s: z.coerce.number().min(0).default(2),
   file_size_limit_mb: z.coerce.number().int().min(0).default(64),
   isolate_network: z.boolean().default(true),
@@ -93,6 +94,7 @@ export const server = defineResourcesServer({
       sandbox,
       idleTimeoutS: config.session_idle_timeout_s,
       maxSessions: config.max_sessions,
+      prespawn: config.prespawn,
       onNote: (msg) => log.warn(msg),
     });
     return { pool };

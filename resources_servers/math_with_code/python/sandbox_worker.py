@@ -28,11 +28,11 @@ REPLY_FD = 4
 # Resource limits
 
 
-def _set_limit(kind, value):
+def _set_limit(kind, value, hard_extra=0):
     if value is None:
         return
     try:
-        resource.setrlimit(kind, (value, value))
+        resource.setrlimit(kind, (value, value + hard_extra))
     except (ValueError, OSError):
         # Lowering never fails unless the value is above the current hard limit; keep the
         # current (lower) hard limit in that case.
@@ -46,7 +46,8 @@ def apply_limits():
     if SETTINGS.get("memory_limit_mb"):
         _set_limit(resource.RLIMIT_AS, int(SETTINGS["memory_limit_mb"]) * mib)
     if SETTINGS.get("cpu_limit_s"):
-        _set_limit(resource.RLIMIT_CPU, int(SETTINGS["cpu_limit_s"]))
+        # SIGXCPU at the soft limit (reported as such), SIGKILL one second later.
+        _set_limit(resource.RLIMIT_CPU, int(SETTINGS["cpu_limit_s"]), 1)
     if SETTINGS.get("file_size_limit_mb") is not None:
         _set_limit(resource.RLIMIT_FSIZE, int(SETTINGS["file_size_limit_mb"]) * mib)
     _set_limit(resource.RLIMIT_CORE, 0)
@@ -192,6 +193,25 @@ def drop_capabilities():
     return "dropped"
 
 
+def _guarded(step):
+    try:
+        return step()
+    except Exception as exc:  # e.g. no prctl/capset in this libc (not Linux)
+        return "unavailable: %s" % exc
+
+
+def die_with_parent():
+    """SIGKILL this interpreter if the server process goes away without closing it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        parent = SETTINGS.get("parent_pid")
+        if parent and os.getppid() != parent:  # the server died before the call above
+            os._exit(0)
+    except Exception:
+        pass
+
+
 def install_seccomp():
     machine = os.uname().machine
     if machine not in SYSCALLS:
@@ -274,10 +294,6 @@ def last_expression_value(code, globals_d, locals_d):
         return None
 
 
-class CodeTimeout(Exception):
-    pass
-
-
 def _on_alarm(signum, frame):
     raise TimeoutError("code timed-out")
 
@@ -340,9 +356,10 @@ def main():
                 missing.append(name)
 
     os.chdir(SETTINGS.get("workdir") or "/")
+    die_with_parent()
     apply_limits()
-    caps = drop_capabilities() if SETTINGS.get("drop_capabilities", True) else "kept"
-    seccomp = install_seccomp() if SETTINGS.get("seccomp", True) else "disabled"
+    caps = _guarded(drop_capabilities) if SETTINGS.get("drop_capabilities", True) else "kept"
+    seccomp = _guarded(install_seccomp) if SETTINGS.get("seccomp", True) else "disabled"
 
     commands = os.fdopen(CMD_FD, "rb", buffering=0)
     replies = os.fdopen(REPLY_FD, "wb", buffering=0)

@@ -155,6 +155,7 @@ export class PythonInterpreter {
       preload: o.preloadModules,
       allow_subprocesses: o.allowSubprocesses,
       allow_network: o.allowNetwork,
+      parent_pid: process.pid,
     };
     const argv = [...o.wrapper, o.python, '-u', '-B', workerScriptPath(), JSON.stringify(settings)];
     const child = spawn(argv[0]!, argv.slice(1), {

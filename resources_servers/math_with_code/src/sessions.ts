@@ -8,6 +8,8 @@ export interface SessionPoolOptions {
   idleTimeoutS: number;
   /** At most this many live interpreters; the least recently used idle one is closed first. */
   maxSessions: number;
+  /** Interpreters kept started and waiting, so a new session does not wait for Python to start. */
+  prespawn?: number;
   onNote?: (msg: string) => void;
 }
 
@@ -16,8 +18,11 @@ export class SessionPool {
   /** Interpreters being closed in the background (eviction, idle reaping). */
   private readonly closing = new Set<Promise<void>>();
   private readonly reaper: NodeJS.Timeout | null;
+  private readonly spares: PythonInterpreter[] = [];
+  private closed = false;
 
   constructor(private readonly options: SessionPoolOptions) {
+    this.refill();
     if (options.idleTimeoutS > 0) {
       const every = Math.max(1000, Math.min(60_000, (options.idleTimeoutS * 1000) / 4));
       this.reaper = setInterval(() => this.reapIdle(), every);
@@ -29,6 +34,26 @@ export class SessionPool {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  /** Number of started interpreters waiting for a session. */
+  get spareCount(): number {
+    return this.spares.length;
+  }
+
+  private refill(): void {
+    while (!this.closed && this.spares.length < (this.options.prespawn ?? 0)) {
+      const interp = new PythonInterpreter(this.options.sandbox, this.options.onNote);
+      // A failed start is retried by the first exec of the session that takes it.
+      interp.start().catch(() => {});
+      this.spares.push(interp);
+    }
+  }
+
+  private fresh(): PythonInterpreter {
+    const spare = this.spares.shift();
+    this.refill();
+    return spare ?? new PythonInterpreter(this.options.sandbox, this.options.onNote);
   }
 
   sessionIds(): string[] {
@@ -50,6 +75,9 @@ export class SessionPool {
   }
 
   async exec(sessionId: string, code: string): Promise<ExecOutcome> {
+    if (this.closed) {
+      return { success: false, stdout: '', stderr: '', error_message: 'the server is shutting down', result: null };
+    }
     let interp = this.sessions.get(sessionId);
     if (!interp) {
       if (this.sessions.size >= this.options.maxSessions && !this.evictOne()) {
@@ -61,7 +89,7 @@ export class SessionPool {
           result: null,
         };
       }
-      interp = new PythonInterpreter(this.options.sandbox, this.options.onNote);
+      interp = this.fresh();
       this.sessions.set(sessionId, interp);
     } else {
       // Refresh the LRU order.
@@ -103,8 +131,9 @@ export class SessionPool {
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     if (this.reaper) clearInterval(this.reaper);
-    const all = [...this.sessions.values()];
+    const all = [...this.sessions.values(), ...this.spares.splice(0)];
     this.sessions.clear();
     await Promise.all([...all.map((i) => i.close()), ...this.closing]);
   }

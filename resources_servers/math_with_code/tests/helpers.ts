@@ -25,7 +25,8 @@ export function pythonHas(module: string): boolean {
 export type App = Awaited<ReturnType<typeof server.build>>;
 
 export async function buildApp(config: Record<string, unknown> = {}): Promise<App> {
-  return server.build({ config: { name: 'math_with_code', domain: 'math', ...config } });
+  // No warm spare interpreters unless a test asks: they would only cost CPU here.
+  return server.build({ config: { name: 'math_with_code', domain: 'math', prespawn: 0, ...config } });
 }
 
 /** A client that keeps the session cookie, like the agent does within one rollout. */

@@ -169,6 +169,33 @@ describe.skipIf(!hasPython)('session pool', () => {
     }
   });
 
+  it('hands out a warm spare interpreter and starts a new spare', async () => {
+    const pool = new SessionPool({ sandbox, idleTimeoutS: 0, maxSessions: 4, prespawn: 1 });
+    try {
+      expect(pool.spareCount).toBe(1);
+      expect((await pool.exec('s1', 'x = 1\nx')).result).toBe('1');
+      expect(pool.spareCount).toBe(1);
+      expect((await pool.exec('s2', 'x')).error_message).toBe("name 'x' is not defined"); // spares share nothing
+    } finally {
+      await pool.closeAll();
+    }
+    expect(pool.spareCount).toBe(0);
+    expect((await pool.exec('s3', '1')).error_message).toBe('the server is shutting down');
+  });
+
+  it('stops a session that uses up its CPU time limit and explains why', async () => {
+    const pool = new SessionPool({ sandbox: { ...sandbox, sessionCpuLimitS: 1, timeoutS: 30 }, idleTimeoutS: 0, maxSessions: 4 });
+    try {
+      const out = await pool.exec('s', 'while True:\n    pass');
+      expect(out.error_message).toBe(
+        'the session used up its CPU time limit (1 s); the interpreter was restarted and variables defined earlier are lost',
+      );
+      expect((await pool.exec('s', '6 * 7')).result).toBe('42');
+    } finally {
+      await pool.closeAll();
+    }
+  });
+
   it('writes files only below RLIMIT_FSIZE, in a private scratch folder removed at close', async () => {
     const pool = new SessionPool({ sandbox, idleTimeoutS: 0, maxSessions: 4 });
     try {
