@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { server } from '../app.js';
@@ -6,7 +5,7 @@ import { FakeVLLM, HttpStub, sessionClient } from './stub.js';
 
 const API_KEY = 'sk-test-secret-key-0123456789';
 
-type App = FastifyInstance & { ngContext: any };
+type App = Awaited<ReturnType<typeof server.build>>;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();

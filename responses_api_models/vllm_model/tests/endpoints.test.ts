@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { server } from '../app.js';
 import { EndpointPool } from '../src/endpoints.js';
@@ -81,7 +80,7 @@ describe('vllm_model with several endpoints', () => {
         name: 'policy_model', base_url: stubs.map((s) => `${s.url}/v1`), api_key: 'k', model: 'm',
         return_token_id_information: false, uses_reasoning_parser: true, health_check_interval_s: 0, unhealthy_after_failures: 1, ...extra,
       },
-    })) as FastifyInstance & { ngContext: { state: VLLMBackend } };
+    })) as Awaited<ReturnType<typeof server.build>> & { ngContext: { state: VLLMBackend } };
     await app.listen({ host: '127.0.0.1', port: 0 });
     cleanups.push(() => app.close());
     const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1`;

@@ -13,7 +13,15 @@ export interface Recorded {
   body: any;
 }
 
-export type StubReply = { status?: number; json?: unknown; raw?: string; hang?: boolean; delayMs?: number; gate?: Promise<void> };
+export type StubReply = {
+  status?: number;
+  json?: unknown;
+  raw?: string;
+  hang?: boolean;
+  delayMs?: number;
+  gate?: Promise<void>;
+  headers?: Record<string, string>;
+};
 export type StubHandler = (req: Recorded) => StubReply | Promise<StubReply>;
 
 export class HttpStub {
@@ -73,6 +81,7 @@ export class HttpStub {
     if (reply.hang) return; // never answer
     res.statusCode = reply.status ?? 200;
     res.setHeader('content-type', 'application/json');
+    for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
     res.end(reply.raw ?? JSON.stringify(reply.json ?? {}));
   }
 }

@@ -3,7 +3,6 @@
  * must extend the previous prompt + generation by exactly the new tool-output tokens, so the
  * turns concatenate into one training sequence.
  */
-import type { FastifyInstance } from 'fastify';
 import type OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { server } from '../app.js';
@@ -36,7 +35,7 @@ async function setup(inline: boolean) {
       name: 'policy_model', base_url: `${vllm.url}/v1`, api_key: 'k', model: 'm', return_token_id_information: true,
       uses_reasoning_parser: true, request_inline_token_ids: inline, health_check_interval_s: 0,
     },
-  })) as FastifyInstance;
+  }));
   await app.listen({ host: '127.0.0.1', port: 0 });
   cleanups.push(() => app.close());
   const client = await sessionClient(`http://127.0.0.1:${(app.server.address() as { port: number }).port}/v1`);

@@ -1,0 +1,69 @@
+/**
+ * OpenAI model server: passes `/v1/responses` and `/v1/chat/completions` through to any
+ * OpenAI-compatible endpoint with the official `openai` client. The model named in the request
+ * is replaced by the configured `openai_model`.
+ */
+import OpenAI from 'openai';
+import { z } from 'zod';
+import {
+  ChatCompletionCreateParamsSchema,
+  ChatCompletionSchema,
+  ModelServerConfigSchema,
+  ResponseCreateParamsSchema,
+  ResponseSchema,
+  defineModelServer,
+  fullResponseDump,
+  startIfMain,
+} from '@nemo-gym/core';
+import { checkBackendAnswer, sendBackendError } from './src/proxy.js';
+
+export const OpenAIModelConfigSchema = ModelServerConfigSchema.extend({
+  openai_base_url: z.string().min(1),
+  openai_api_key: z.string(),
+  openai_model: z.string().min(1),
+  /** Retries of the client for 408/409/429/5xx answers and connection errors. */
+  max_retries: z.number().int().min(0).default(2),
+  /** Longest wait for one backend answer. */
+  request_timeout_s: z.number().positive().default(3600),
+});
+
+export const server = defineModelServer({
+  className: 'SimpleModelServer',
+  configSchema: OpenAIModelConfigSchema,
+  setup: (ctx) => ({
+    client: new OpenAI({
+      baseURL: ctx.config.openai_base_url,
+      apiKey: ctx.config.openai_api_key,
+      maxRetries: ctx.config.max_retries,
+      timeout: ctx.config.request_timeout_s * 1000,
+    }),
+  }),
+  responses: {
+    body: ResponseCreateParamsSchema,
+    handler: async (body, ctx) => {
+      const url = `${ctx.config.openai_base_url.replace(/\/+$/, '')}/responses`;
+      let answer: unknown;
+      try {
+        answer = await ctx.state.client.responses.create({ ...body, model: ctx.config.openai_model } as never);
+      } catch (err) {
+        return sendBackendError(ctx.reply, err, url, ctx.config.openai_api_key);
+      }
+      return fullResponseDump(checkBackendAnswer(ResponseSchema, answer, 'Response', url));
+    },
+  },
+  chatCompletions: {
+    body: ChatCompletionCreateParamsSchema,
+    handler: async (body, ctx) => {
+      const url = `${ctx.config.openai_base_url.replace(/\/+$/, '')}/chat/completions`;
+      let answer: unknown;
+      try {
+        answer = await ctx.state.client.chat.completions.create({ ...body, model: ctx.config.openai_model } as never);
+      } catch (err) {
+        return sendBackendError(ctx.reply, err, url, ctx.config.openai_api_key);
+      }
+      return checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
+    },
+  },
+});
+
+startIfMain(import.meta.url, server);

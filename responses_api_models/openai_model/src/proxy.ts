@@ -1,0 +1,49 @@
+/**
+ * Shared pieces of the SDK-backed model servers (OpenAI, Azure OpenAI): answering backend
+ * failures with the backend's status and error body plus a clear explanation, and validating
+ * what the backend returned.
+ */
+import type { z } from 'zod';
+import { HttpError, UpstreamError, fromOpenAIClientError, redactSecret } from '@nemo-gym/core';
+
+/** The part of a Fastify reply used here. */
+export interface ReplyLike {
+  status(code: number): ReplyLike;
+  type(contentType: string): ReplyLike;
+  send(payload: string): unknown;
+}
+
+/**
+ * Sends the error for a failed backend call. A backend HTTP error keeps its status and its
+ * `error` object (so OpenAI clients see the original message and code) and gains a `detail`
+ * naming the backend; transport failures answer 502/504 with a `detail`.
+ */
+export function sendBackendError(reply: ReplyLike, err: unknown, url: string, apiKey: string): unknown {
+  const mapped = fromOpenAIClientError(err, url, apiKey);
+  if (mapped instanceof UpstreamError && mapped.kind === 'status' && mapped.upstreamBody) {
+    // The backend's own error text may echo credentials; scrub the key from it as well.
+    const upstreamBody = redactSecret(mapped.upstreamBody, apiKey);
+    let error: unknown = null;
+    try {
+      error = JSON.parse(upstreamBody);
+    } catch {
+      error = upstreamBody;
+    }
+    const body: Record<string, unknown> = { detail: mapped.message };
+    if (error !== null && error !== undefined) body.error = error;
+    return reply.status(mapped.status).type('application/json').send(JSON.stringify(body));
+  }
+  const status = mapped instanceof HttpError ? mapped.status : 502;
+  return reply.status(status).type('application/json').send(JSON.stringify({ detail: mapped.message }));
+}
+
+/** Validates a backend answer; a shape we cannot use answers 502 with the first problems. */
+export function checkBackendAnswer<T extends z.ZodType>(schema: T, value: unknown, what: string, url: string): z.output<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const problems = r.error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+  throw new HttpError(502, `the model backend at ${url} returned a ${what} this server cannot use: ${problems}`);
+}
