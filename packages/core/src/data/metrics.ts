@@ -3,6 +3,7 @@
  * (count, mean, min, max, t-digest median, sample standard deviation) and string counters,
  * serialized with the reference implementation's key names and number formatting.
  */
+import { NgError } from '../errors.js';
 import { pyRound } from '../py/index.js';
 import type { PyDict, PyValue } from './pyjson.js';
 import { TDigest } from './tdigest.js';
@@ -121,14 +122,16 @@ export const RESERVED_METRIC_KEYS = new Set([
   'temperature',
 ]);
 
-export class MetricsKeyCollisionError extends Error {
-  override readonly name = 'MetricsKeyCollisionError';
-  readonly code = 'NG_ERR_METRICS_KEY_COLLISION';
+export class MetricsKeyCollisionError extends NgError {
+  constructor(message: string) {
+    super('NG_ERR_METRICS_KEY_COLLISION', message);
+  }
 }
 
-export class MixedMetricTypesError extends Error {
-  override readonly name = 'MixedMetricTypesError';
-  readonly code = 'NG_ERR_MIXED_METRIC_TYPES';
+export class MixedMetricTypesError extends NgError {
+  constructor(message: string) {
+    super('NG_ERR_MIXED_METRIC_TYPES', message);
+  }
 }
 
 /** Per-row metrics computed from the validated create params. */

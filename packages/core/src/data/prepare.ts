@@ -11,6 +11,7 @@ import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSyn
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { SERVER_TYPES, checkInstance, isAlmostServer, RESERVED_KEYS, type DatasetConfig as ConfigDatasetConfig } from '../config/index.js';
+import { NgError } from '../errors.js';
 import { diffMetrics } from './compare.js';
 import { readLines } from './lines.js';
 import { DatasetMetrics, MetricFloat, type MetricsDoc } from './metrics.js';
@@ -75,17 +76,15 @@ export interface PrepareDataResult {
   typeMetrics: Partial<Record<DatasetType, MetricsDoc>>;
 }
 
-export class PrepareDataError extends Error {
-  override readonly name = 'PrepareDataError';
-  constructor(
-    readonly code:
-      | 'NG_ERR_PREPARE_CONFIG'
-      | 'NG_ERR_PREPARE_MISSING_DATASETS'
-      | 'NG_ERR_METRICS_CONFLICT'
-      | 'NG_ERR_PREPARE_COLLATE',
-    message: string,
-  ) {
-    super(message);
+export type PrepareDataErrorCode =
+  | 'NG_ERR_PREPARE_CONFIG'
+  | 'NG_ERR_PREPARE_MISSING_DATASETS'
+  | 'NG_ERR_METRICS_CONFLICT'
+  | 'NG_ERR_PREPARE_COLLATE';
+
+export class PrepareDataError extends NgError {
+  constructor(code: PrepareDataErrorCode, message: string) {
+    super(code, message);
   }
 }
 

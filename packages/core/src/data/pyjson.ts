@@ -271,17 +271,63 @@ export function toPlain(v: PyValue): unknown {
   return v;
 }
 
-/** Number of whitespace-separated words in Python's `json.dumps(value)` (ASCII output: only spaces count). */
+/**
+ * Number of whitespace-separated words in Python's `json.dumps(value)` (default separators,
+ * ASCII escaping), counted without building the text. In that output the only whitespace is the
+ * space: separators are `", "` and `": "`, and every other whitespace character inside strings is
+ * escaped. So a string contributes a space wherever it holds a literal space, and nothing else.
+ */
 export function countDumpWords(value: unknown): number {
-  const s = pyDumps(value);
   let words = 0;
   let inWord = false;
-  for (let k = 0; k < s.length; k++) {
-    if (s.charCodeAt(k) === 0x20) inWord = false;
-    else if (!inWord) {
-      inWord = true;
+  const solid = () => {
+    if (!inWord) {
       words++;
+      inWord = true;
     }
-  }
+  };
+  const str = (s: string) => {
+    solid(); // opening quote
+    let from = 0;
+    for (;;) {
+      const sp = s.indexOf(' ', from);
+      if (sp === -1) break;
+      if (sp > from) solid();
+      inWord = false;
+      from = sp + 1;
+    }
+    solid(); // rest of the text and the closing quote
+  };
+  const walk = (v: unknown): void => {
+    if (v === null || v === undefined || typeof v !== 'object') {
+      if (typeof v === 'string') str(v);
+      else solid();
+      return;
+    }
+    solid(); // "[" or "{"
+    if (Array.isArray(v)) {
+      v.forEach((item, k) => {
+        if (k > 0) inWord = false; // ", "
+        walk(item);
+        solid(); // "," or "]"
+      });
+      if (v.length === 0) solid();
+      return;
+    }
+    const entries: [string, unknown][] =
+      v instanceof Map ? [...(v as Map<string, unknown>).entries()] : Object.entries(v as Record<string, unknown>);
+    let k = 0;
+    for (const [key, val] of entries) {
+      if (val === undefined) continue;
+      if (k++ > 0) inWord = false; // ", "
+      str(key);
+      solid(); // ":"
+      inWord = false; // " "
+      walk(val);
+      solid(); // "," or "}"
+    }
+    if (k === 0) solid();
+  };
+  walk(value);
   return words;
 }

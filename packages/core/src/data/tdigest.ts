@@ -34,9 +34,8 @@ export class TDigest {
   /** Sorted centroid means and their counts. */
   private means: number[] = [];
   private counts: number[] = [];
-  /** Fenwick tree over `counts` for left sums; rebuilt when the centroid list changes shape. */
-  private fenwick: Float64Array = new Float64Array(1);
-  private fenwickValid = false;
+  /** Sum of all centroid counts. */
+  private total = 0;
   n = 0;
   private readonly rand: () => number;
 
@@ -56,41 +55,17 @@ export class TDigest {
     return this.means.map((mean, k) => ({ mean, count: this.counts[k]! }));
   }
 
-  private rebuild(): void {
-    const m = this.counts.length;
-    const f = new Float64Array(m + 1);
-    for (let k = 0; k < m; k++) {
-      let idx = k + 1;
-      const v = this.counts[k]!;
-      while (idx <= m) {
-        f[idx]! += v;
-        idx += idx & -idx;
-      }
-    }
-    this.fenwick = f;
-    this.fenwickValid = true;
-  }
-
+  /** Sum of counts[0 .. index-1], scanning from the nearer end. */
   private leftSum(index: number): number {
-    if (!this.fenwickValid) this.rebuild();
+    const c = this.counts;
+    if (index <= c.length / 2) {
+      let s = 0;
+      for (let k = 0; k < index; k++) s += c[k]!;
+      return s;
+    }
     let s = 0;
-    let idx = index; // sum of counts[0 .. index-1]
-    while (idx > 0) {
-      s += this.fenwick[idx]!;
-      idx -= idx & -idx;
-    }
-    return s;
-  }
-
-  private addCount(index: number, w: number): void {
-    this.counts[index]! += w;
-    if (!this.fenwickValid) return;
-    const m = this.counts.length;
-    let idx = index + 1;
-    while (idx <= m) {
-      this.fenwick[idx]! += w;
-      idx += idx & -idx;
-    }
+    for (let k = index; k < c.length; k++) s += c[k]!;
+    return this.total - s;
   }
 
   /** First index whose mean is >= x. */
@@ -114,7 +89,7 @@ export class TDigest {
     }
     this.means.splice(at, 0, mean);
     this.counts.splice(at, 0, count);
-    this.fenwickValid = false;
+    this.total += count;
   }
 
   /** Centroid.update: count += w, mean moves toward x; re-positioned like pop + re-insert. */
@@ -125,12 +100,13 @@ export class TDigest {
     const next = index + 1 < this.means.length ? this.means[index + 1]! : Infinity;
     if (mean > prev && mean < next) {
       this.means[index] = mean;
-      this.addCount(index, w);
+      this.counts[index] = count;
+      this.total += w;
       return;
     }
+    this.total -= this.counts[index]!;
     this.means.splice(index, 1);
     this.counts.splice(index, 1);
-    this.fenwickValid = false;
     this.addCentroid(mean, count);
   }
 
@@ -180,7 +156,7 @@ export class TDigest {
     for (const c of shuffled(this.centroids(), this.rand)) fresh.update(c.mean, c.count);
     this.means = fresh.means;
     this.counts = fresh.counts;
-    this.fenwickValid = false;
+    this.total = fresh.total;
   }
 
   /** `a + b`: a new digest fed every centroid of both, in shuffled order. */

@@ -28,6 +28,25 @@ describe('lossless JSON', () => {
     expect(countDumpWords({ input: 'a b\nc\u00a0d' })).toBe(3);
     expect(countDumpWords({ input: [{ role: 'user', content: '  x  ' }] })).toBe(7);
   });
+  it('counting without building the text agrees with splitting the dump', () => {
+    let seed = 11;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const pieces = ['a', ' ', '  ', 'b c', '\n', '\u00a0', 'é', '"', ''];
+    const gen = (depth: number): unknown => {
+      const k = rand(depth > 3 ? 4 : 7);
+      if (k === 0) return null;
+      if (k === 1) return rand(100);
+      if (k === 2) return rand(2) === 1;
+      if (k === 3) return Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]).join('');
+      if (k === 4 || k === 5) return Array.from({ length: rand(4) }, () => gen(depth + 1));
+      return Object.fromEntries(Array.from({ length: rand(4) }, (_, i) => [`${pieces[rand(pieces.length)]}${i}`, gen(depth + 1)]));
+    };
+    for (let i = 0; i < 500; i++) {
+      const v = gen(0);
+      const dumped = pyDumps(v);
+      expect(countDumpWords(v), dumped).toBe(dumped.split(' ').filter((w) => w.length > 0).length);
+    }
+  });
 });
 
 describe('line reader', () => {

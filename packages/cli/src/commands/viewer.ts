@@ -1,0 +1,55 @@
+/**
+ * ng-viewer: browse a rollouts JSONL file in the browser (list, filters, one rollout as a
+ * conversation, reward distribution, aggregate metrics). Serves 127.0.0.1:7860 by default.
+ */
+import { UsageError, type ConfigDict } from '@nemo-gym/core';
+import { startViewer } from '@nemo-gym/viewer';
+import type { CommandSpec } from '../runtime.js';
+
+export interface ViewerFlags {
+  jsonl_fpath: string;
+  host: string;
+  port: number;
+}
+
+export function viewerFlags(config: Record<string, unknown>): ViewerFlags {
+  const path = config.jsonl_fpath;
+  if (typeof path !== 'string' || path === '') {
+    throw new UsageError('ng-viewer needs +jsonl_fpath=<rollouts.jsonl>: the JSONL file to browse (for example the output of ng-collect-rollouts).');
+  }
+  const host = config.host === undefined || config.host === null ? '127.0.0.1' : String(config.host);
+  const port = config.port === undefined || config.port === null ? 7860 : Number(config.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`ng-viewer: +port=${String(config.port)} is not a port number; give an integer from 0 to 65535.`);
+  }
+  return { jsonl_fpath: path, host, port };
+}
+
+/** Start the viewer and keep serving until SIGINT/SIGTERM. Returns the exit code. */
+export async function viewerMain(config: Record<string, unknown>): Promise<number> {
+  const flags = viewerFlags(config);
+  const viewer = await startViewer({ jsonlPath: flags.jsonl_fpath, host: flags.host, port: flags.port, log: (t) => console.log(t) });
+  console.log(`Rollouts viewer for ${flags.jsonl_fpath}: ${viewer.url}  (Ctrl-C to stop)`);
+  await new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await viewer.close();
+  return 0;
+}
+
+export const viewerCommand: CommandSpec = {
+  name: 'viewer',
+  summary: 'Browse a rollouts JSONL file in a web page on 127.0.0.1.',
+  flags: [
+    { name: 'jsonl_fpath', type: 'str', description: 'rollouts JSONL file to browse', required: true },
+    { name: 'host', type: 'str', description: 'address to bind (default 127.0.0.1)' },
+    { name: 'port', type: 'int', description: 'port (default 7860; 0 picks a free one)' },
+  ],
+  main: (config: ConfigDict) => viewerMain(config),
+};

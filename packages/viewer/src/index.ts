@@ -1,0 +1,2 @@
+export { startViewer, ViewerError, type ViewerHandle, type ViewerOptions } from './server.js';
+export { RolloutIndex, summarizeLine, type RowSummary, type HistogramBin } from './rollout-index.js';
