@@ -1,0 +1,76 @@
+/**
+ * structured_outputs: schema adherence. The model's text must be JSON that validates against the
+ * row's JSON schema, made strict (every property required, no additional properties). Content is
+ * not judged. Validation runs in worker threads so large schemas never stall the server.
+ */
+import { z } from 'zod';
+import {
+  BaseVerifyRequestSchema,
+  defineResourcesServer,
+  HttpError,
+  ResourcesServerConfigSchema,
+  startIfMain,
+  WorkerPool,
+} from '@nemo-gym/core';
+import type { ScoreResult } from './src/validate.js';
+
+export const StructuredOutputsConfigSchema = ResourcesServerConfigSchema.extend({
+  /** Worker threads that validate (default 2). */
+  num_workers: z.number().int().positive().default(2),
+  /** Time limit for one validation, in milliseconds (a pathological `pattern` cannot hang the server). */
+  validation_timeout_ms: z.number().int().positive().default(10_000),
+});
+
+export const SCHEMA_TYPES = ['json'] as const;
+
+export const StructuredOutputsVerifyRequestSchema = BaseVerifyRequestSchema.extend({
+  /** The schema as JSON text. */
+  schema_str: z.string(),
+  schema_type: z.enum(SCHEMA_TYPES),
+});
+
+/** Text of every `output_text` part of every message item, concatenated. */
+export function responseText(output: readonly unknown[]): string {
+  const parts: string[] = [];
+  for (const item of output) {
+    if (!item || typeof item !== 'object' || (item as { type?: unknown }).type !== 'message') continue;
+    const content = (item as { content?: unknown }).content;
+    if (!Array.isArray(content)) continue;
+    for (const c of content) {
+      if (c && typeof c === 'object' && (c as { type?: unknown }).type === 'output_text') {
+        const text = (c as { text?: unknown }).text;
+        if (typeof text === 'string') parts.push(text);
+      }
+    }
+  }
+  return parts.join('');
+}
+
+export const server = defineResourcesServer({
+  className: 'StructuredOutputsResourcesServer',
+  configSchema: StructuredOutputsConfigSchema,
+  setup: ({ config }) => ({
+    pool: new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/validate.ts' : './src/validate.js', import.meta.url), {
+      size: config.num_workers,
+      taskTimeoutMs: config.validation_timeout_ms,
+    }),
+  }),
+  close: async ({ state }) => {
+    await state.pool.close();
+  },
+  verify: {
+    body: StructuredOutputsVerifyRequestSchema,
+    handler: async (body, ctx) => {
+      const text = responseText(body.response.output as unknown[]);
+      const result = (await ctx.state.pool.run('scoreJson', [body.schema_str, text])) as ScoreResult;
+      if (result.stage === 'unsupported') {
+        throw new HttpError(422, [
+          { type: 'value_error', loc: ['body', 'schema_str'], msg: `the schema cannot be checked here: ${result.message}`, input: null },
+        ]);
+      }
+      return { responses_create_params: body.responses_create_params, response: body.response, reward: result.reward };
+    },
+  },
+});
+
+startIfMain(import.meta.url, server);
