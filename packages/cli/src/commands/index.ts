@@ -4,8 +4,9 @@ import { runCommand } from './run.js';
 import { dumpConfigCommand } from './dump-config.js';
 import { helpCommand } from './help.js';
 import { collectRolloutsCommand } from './collect-rollouts.js';
+import { quickstartCommand } from './quickstart.js';
 
-export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, dumpConfigCommand, helpCommand];
+export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, dumpConfigCommand, helpCommand];
 
 export function findCommand(name: string): CommandSpec | undefined {
   const n = name.replace(/^(ng|nemo_gym)[-_]/, '').replace(/_/g, '-');
