@@ -148,9 +148,16 @@ export class PunktSentenceTokenizer {
     return this.spans(text).length;
   }
 
+  private lastText: string | null = null;
+  private lastSpans: [number, number][] = [];
+
   spans(text: string): [number, number][] {
-    const slices = this.slicesFromText(text);
-    return this.realignBoundaries(text, slices);
+    // Several checks of one response tokenize the same text: keep the last result.
+    if (text === this.lastText) return this.lastSpans;
+    const spans = this.realignBoundaries(text, this.slicesFromText(text));
+    this.lastText = text;
+    this.lastSpans = spans;
+    return spans;
   }
 
   /** PunktLanguageVars.word_tokenize */

@@ -44,34 +44,49 @@ const ENDING_QUOTES: Rule[] = [
   [r("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), '$1 $2 '],
 ];
 
-const CONTRACTIONS2: RegExp[] = [
-  r(`${B}(can)(not)${B}`, 'i'),
-  r(`${B}(d)('ye)${B}`, 'i'),
-  r(`${B}(gim)(me)${B}`, 'i'),
-  r(`${B}(gon)(na)${B}`, 'i'),
-  r(`${B}(got)(ta)${B}`, 'i'),
-  r(`${B}(lem)(me)${B}`, 'i'),
-  r(`${B}(more)('n)${B}`, 'i'),
-  r(`${B}(wan)(na)(?=${WS})`, 'i'),
+// Each contraction rule with a literal its match must contain (checked on the lowercased text
+// first, which skips the costly Unicode word-boundary scan on most sentences).
+const CONTRACTIONS2: [string, RegExp][] = [
+  ['cannot', r(`${B}(can)(not)${B}`, 'i')],
+  ["d'ye", r(`${B}(d)('ye)${B}`, 'i')],
+  ['gimme', r(`${B}(gim)(me)${B}`, 'i')],
+  ['gonna', r(`${B}(gon)(na)${B}`, 'i')],
+  ['gotta', r(`${B}(got)(ta)${B}`, 'i')],
+  ['lemme', r(`${B}(lem)(me)${B}`, 'i')],
+  ["more'n", r(`${B}(more)('n)${B}`, 'i')],
+  ['wanna', r(`${B}(wan)(na)(?=${WS})`, 'i')],
 ];
-const CONTRACTIONS3: RegExp[] = [r(` ('t)(is)${B}`, 'i'), r(` ('t)(was)${B}`, 'i')];
+const CONTRACTIONS3: [string, RegExp][] = [
+  ["'tis", r(` ('t)(is)${B}`, 'i')],
+  ["'twas", r(` ('t)(was)${B}`, 'i')],
+];
 
 /** NLTKWordTokenizer.tokenize on one sentence. */
 export function treebankTokenize(text: string): string[] {
-  for (const [re, sub] of STARTING_QUOTES) text = text.replace(re, sub);
+  for (let i = 0; i < STARTING_QUOTES.length; i++) {
+    // The last rule needs an apostrophe.
+    if (i === STARTING_QUOTES.length - 1 && !text.includes("'")) continue;
+    text = text.replace(STARTING_QUOTES[i]![0], STARTING_QUOTES[i]![1]);
+  }
   for (const [re, sub] of PUNCTUATION) text = text.replace(re, sub);
   text = text.replace(PARENS_BRACKETS[0], PARENS_BRACKETS[1]);
   text = text.replace(DOUBLE_DASHES[0], DOUBLE_DASHES[1]);
   text = ` ${text} `;
   for (const [re, sub] of ENDING_QUOTES) text = text.replace(re, sub);
-  for (const re of CONTRACTIONS2) text = text.replace(re, ' $1 $2 ');
-  for (const re of CONTRACTIONS3) text = text.replace(re, ' $1 $2 ');
+  // Case-insensitive literal pre-check: lowercasing keeps ASCII letters and apostrophes in place.
+  const lower = text.toLowerCase();
+  for (const [lit, re] of CONTRACTIONS2) if (lower.includes(lit)) text = text.replace(re, ' $1 $2 ');
+  for (const [lit, re] of CONTRACTIONS3) if (lower.includes(lit)) text = text.replace(re, ' $1 $2 ');
   return pySplit(text);
 }
 
-/** `nltk.word_tokenize(text)` */
-export function wordTokenize(punkt: PunktSentenceTokenizer, text: string): string[] {
+let memo: { punkt: PunktSentenceTokenizer; text: string; tokens: readonly string[] } | null = null;
+
+/** `nltk.word_tokenize(text)` (the last result is kept: checks of one response share the text). */
+export function wordTokenize(punkt: PunktSentenceTokenizer, text: string): readonly string[] {
+  if (memo && memo.punkt === punkt && memo.text === text) return memo.tokens;
   const out: string[] = [];
-  for (const sent of punkt.tokenize(text)) out.push(...treebankTokenize(sent));
+  for (const sent of punkt.tokenize(text)) for (const t of treebankTokenize(sent)) out.push(t);
+  memo = { punkt, text, tokens: out };
   return out;
 }

@@ -13,3 +13,4 @@ export function testNltkData(): string | null {
 }
 
 export const UPSTREAM_ROLLOUTS = sharedPath('upstream-data', 'instruction_following', 'example_rollouts.jsonl');
+export const UPSTREAM_EXAMPLES = sharedPath('upstream-data', 'instruction_following', 'example.jsonl');
