@@ -185,6 +185,7 @@ export class PythonInterpreter {
         reject(new Error(`python3 did not start within ${o.startupTimeoutS} s`));
       }, o.startupTimeoutS * 1000);
       const onLine = (line: string) => {
+        if (this.dead) return; // stopped: whatever it still sent does not count
         let msg: Record<string, unknown>;
         try {
           msg = JSON.parse(line) as Record<string, unknown>;

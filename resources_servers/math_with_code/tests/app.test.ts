@@ -38,6 +38,12 @@ describe('config (upstream test_sanity and defaults)', () => {
     expect(MathWithCodeConfigSchema.parse({ name: 'x', domain: 'math', max_execution_time: '3' }).max_execution_time).toBe(3);
   });
 
+  it('refuses to start with an interpreter that does not run, saying what to change', async () => {
+    await expect(buildApp({ python_executable: '/nonexistent/python3' })).rejects.toThrow(
+      /cannot run the Python interpreter `\/nonexistent\/python3`.*python_executable/s,
+    );
+  });
+
   it('rejects a zero or fractional time limit and an unknown matching mode', () => {
     expect(MathWithCodeConfigSchema.safeParse({ name: 'x', domain: 'math', max_execution_time: 0 }).success).toBe(false);
     expect(MathWithCodeConfigSchema.safeParse({ name: 'x', domain: 'math', max_execution_time: 1.5 }).success).toBe(false);
