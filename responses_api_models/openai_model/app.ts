@@ -11,11 +11,13 @@ import {
   ModelServerConfigSchema,
   ResponseCreateParamsSchema,
   ResponseSchema,
+  checkBackendAnswer,
+  sendBackendError,
   defineModelServer,
   fullResponseDump,
   startIfMain,
 } from '@nemo-gym/core';
-import { checkBackendAnswer, sendBackendError } from './src/proxy.js';
+
 
 export const OpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   openai_base_url: z.string().min(1),

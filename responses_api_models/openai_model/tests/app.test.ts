@@ -90,7 +90,7 @@ describe('openai_model', () => {
     expect(stub.requests).toHaveLength(1);
     // The raw body: the backend's error object plus our explanation naming the backend.
     const raw = await fetch(`${client.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input": "x"}' });
-    const body = await raw.json();
+    const body = (await raw.json()) as any;
     expect(raw.status).toBe(429);
     expect(body.detail).toContain(`the model backend at ${stub.url}/v1/responses answered HTTP 429`);
     expect(body.error.code).toBe('rate_limit_exceeded');

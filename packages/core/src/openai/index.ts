@@ -556,3 +556,4 @@ export const ChatCompletionSchema = z.looseObject({
 export type ChatCompletion = z.infer<typeof ChatCompletionSchema>;
 export * from './converter.js';
 export * from './upstream.js';
+export * from './proxy.js';

@@ -4,7 +4,8 @@
  * what the backend returned.
  */
 import type { z } from 'zod';
-import { HttpError, UpstreamError, fromOpenAIClientError, redactSecret } from '@nemo-gym/core';
+import { HttpError } from '../errors.js';
+import { UpstreamError, fromOpenAIClientError, redactSecret } from './upstream.js';
 
 /** The part of a Fastify reply used here. */
 export interface ReplyLike {

@@ -1,0 +1,97 @@
+/**
+ * Azure OpenAI model server. `/v1/responses` is served on top of Azure's Chat Completions
+ * (converted as for vLLM, without token ids); `/v1/chat/completions` passes through. At most
+ * `num_concurrent_requests` calls are in flight to Azure at once.
+ */
+import { AzureOpenAI } from 'openai';
+import { z } from 'zod';
+import {
+  ChatCompletionCreateParamsSchema,
+  ChatCompletionSchema,
+  ConversionError,
+  HttpError,
+  ModelServerConfigSchema,
+  ResponseCreateParamsSchema,
+  chatCompletionToResponse,
+  checkBackendAnswer,
+  responsesToChatParams,
+  sendBackendError,
+  startIfMain,
+  defineModelServer,
+} from '@nemo-gym/core';
+import { Semaphore } from './src/semaphore.js';
+
+export const AzureOpenAIModelConfigSchema = ModelServerConfigSchema.extend({
+  /** The Azure endpoint, e.g. https://my-resource.openai.azure.com */
+  openai_base_url: z.string().min(1),
+  openai_api_key: z.string(),
+  /** The deployment name. */
+  openai_model: z.string().min(1),
+  default_query: z.looseObject({ 'api-version': z.string().min(1, 'set default_query.api-version, e.g. 2024-10-21') }),
+  num_concurrent_requests: z.number().int().min(1).default(8),
+  max_retries: z.number().int().min(0).default(2),
+  request_timeout_s: z.number().positive().default(3600),
+});
+
+export const server = defineModelServer({
+  className: 'AzureOpenAIModelServer',
+  configSchema: AzureOpenAIModelConfigSchema,
+  setup: (ctx) => ({
+    client: new AzureOpenAI({
+      endpoint: ctx.config.openai_base_url,
+      apiKey: ctx.config.openai_api_key,
+      apiVersion: ctx.config.default_query['api-version'],
+      maxRetries: ctx.config.max_retries,
+      timeout: ctx.config.request_timeout_s * 1000,
+    }),
+    semaphore: new Semaphore(ctx.config.num_concurrent_requests),
+  }),
+  responses: {
+    body: ResponseCreateParamsSchema,
+    handler: async (body, ctx) => {
+      const cfg = ctx.config;
+      const url = deploymentUrl(cfg.openai_base_url, cfg.openai_model);
+      let chatParams: Record<string, unknown>;
+      try {
+        chatParams = responsesToChatParams(body, { returnTokenIdInformation: false });
+      } catch (err) {
+        if (err instanceof ConversionError) throw new HttpError(400, err.message);
+        throw err;
+      }
+      let answer: unknown;
+      try {
+        answer = await ctx.state.semaphore.run(() =>
+          ctx.state.client.chat.completions.create({ ...chatParams, model: cfg.openai_model } as never),
+        );
+      } catch (err) {
+        return sendBackendError(ctx.reply, err, url, cfg.openai_api_key);
+      }
+      const completion = checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
+      if (completion.choices.length === 0) throw new HttpError(502, `the model backend at ${url} returned no choices`);
+      return chatCompletionToResponse({ ...body, model: cfg.openai_model }, completion, { returnTokenIdInformation: false, model: cfg.openai_model });
+    },
+  },
+  chatCompletions: {
+    body: ChatCompletionCreateParamsSchema,
+    handler: async (body, ctx) => {
+      const cfg = ctx.config;
+      const url = deploymentUrl(cfg.openai_base_url, cfg.openai_model);
+      let answer: unknown;
+      try {
+        answer = await ctx.state.semaphore.run(() =>
+          ctx.state.client.chat.completions.create({ ...body, model: cfg.openai_model } as never),
+        );
+      } catch (err) {
+        return sendBackendError(ctx.reply, err, url, cfg.openai_api_key);
+      }
+      return checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
+    },
+  },
+});
+
+/** Where the Azure client sends chat requests (for error messages). */
+function deploymentUrl(endpoint: string, deployment: string): string {
+  return `${endpoint.replace(/\/+$/, '')}/openai/deployments/${deployment}/chat/completions`;
+}
+
+startIfMain(import.meta.url, server);
