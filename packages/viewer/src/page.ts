@@ -39,7 +39,7 @@ export const INDEX_HTML = `<!doctype html>
     </form>
     <div id="list-status" class="muted" role="status"></div>
     <table id="rows">
-      <thead><tr><th>#</th><th>Reward</th><th>Response ID</th><th>Tool calls</th><th>Scores</th><th>First user message</th></tr></thead>
+      <thead><tr><th>#</th><th>Reward</th><th>Response ID</th><th title="function calls in the response">Calls</th><th>Scores</th><th>First user message</th></tr></thead>
       <tbody id="rows-body"></tbody>
     </table>
     <div class="pager">
@@ -64,8 +64,8 @@ body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-ser
 header { display: flex; align-items: baseline; gap: 1rem; padding: .6rem 1rem; background: #1d1d1f; color: #fff; }
 header h1 { font-size: 1.1rem; margin: 0; }
 header .muted { color: #c9c9d0; }
-main { display: grid; grid-template-columns: minmax(420px, 1fr) minmax(420px, 1.2fr); grid-template-areas: "summary summary" "browser detail"; gap: 1rem; padding: 1rem; }
-#summary { grid-area: summary; display: grid; grid-template-columns: auto 1fr; gap: 1rem; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; }
+main { display: grid; grid-template-columns: minmax(480px, 1fr) minmax(420px, 1fr); grid-template-areas: "summary summary" "browser detail"; gap: 1rem; padding: 1rem; }
+#summary { grid-area: summary; display: grid; grid-template-columns: auto minmax(0, 640px); justify-content: start; gap: 1rem; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; }
 #metrics-box { grid-column: 1 / -1; }
 #browser { grid-area: browser; min-width: 0; }
 #detail { grid-area: detail; min-width: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; max-height: 85vh; overflow: auto; }
@@ -75,7 +75,7 @@ main { display: grid; grid-template-columns: minmax(420px, 1fr) minmax(420px, 1.
 .stats dd { margin: 0; font-variant-numeric: tabular-nums; font-weight: 600; }
 figure { margin: 0; }
 figcaption { color: var(--muted); margin-bottom: .3rem; }
-#chart svg { max-width: 100%; height: auto; }
+#chart svg { width: 100%; max-width: 640px; height: auto; max-height: 190px; display: block; }
 #chart .bar { fill: var(--accent); }
 #chart text { font-size: 11px; fill: var(--muted); }
 pre { white-space: pre-wrap; word-break: break-word; margin: 0; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
@@ -88,7 +88,7 @@ button { cursor: pointer; }
 button:disabled { opacity: .5; cursor: default; }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; table-layout: fixed; }
 th, td { text-align: left; padding: .3rem .45rem; border-bottom: 1px solid var(--line); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-th:nth-child(1) { width: 3.5rem; } th:nth-child(2) { width: 4.5rem; } th:nth-child(3) { width: 9rem; } th:nth-child(4) { width: 4.5rem; } th:nth-child(5) { width: 8rem; }
+th:nth-child(1) { width: 3rem; } th:nth-child(2) { width: 4.2rem; } th:nth-child(3) { width: 8.5rem; } th:nth-child(4) { width: 3.6rem; } th:nth-child(5) { width: 9rem; }
 tbody tr { cursor: pointer; }
 tbody tr:hover, tbody tr:focus { background: #f0f7e6; outline: none; }
 tbody tr.selected { background: #e3f2cf; }
@@ -153,7 +153,7 @@ export const APP_JS = `'use strict';
     const box = $('chart');
     box.replaceChildren();
     if (!bins.length) { box.appendChild(el('p', { className: 'muted', text: 'No numeric rewards.' })); return; }
-    const W = 560, H = 170, padL = 34, padB = 34, padT = 14;
+    const W = 640, H = 190, padL = 34, padB = 34, padT = 14;
     const maxC = Math.max.apply(null, bins.map((b) => b.count));
     const bw = (W - padL - 8) / bins.length;
     const root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'Reward distribution', id: 'reward-chart' });

@@ -167,6 +167,10 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       if (p === '/' || p === '/index.html') return send(res, 200, 'text/html; charset=utf-8', INDEX_HTML);
       if (p === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', APP_JS);
       if (p === '/app.css') return send(res, 200, 'text/css; charset=utf-8', APP_CSS);
+      if (p === '/favicon.ico') {
+        res.writeHead(204, SECURITY_HEADERS);
+        return res.end();
+      }
       if (p === '/api/summary') return sendJson(res, 200, summary());
       if (p === '/api/rows') return sendJson(res, 200, await listRows(url.searchParams));
       const m = /^\/api\/rows\/([^/]+)$/.exec(p);

@@ -3,7 +3,6 @@
  * conversation, reward distribution, aggregate metrics). Serves 127.0.0.1:7860 by default.
  */
 import { UsageError, type ConfigDict } from '@nemo-gym/core';
-import { startViewer } from '@nemo-gym/viewer';
 import type { CommandSpec } from '../runtime.js';
 
 export interface ViewerFlags {
@@ -28,7 +27,8 @@ export function viewerFlags(config: Record<string, unknown>): ViewerFlags {
 /** Start the viewer and keep serving until SIGINT/SIGTERM. Returns the exit code. */
 export async function viewerMain(config: Record<string, unknown>): Promise<number> {
   const flags = viewerFlags(config);
-  const viewer = await startViewer({ jsonlPath: flags.jsonl_fpath, host: flags.host, port: flags.port, log: (t) => console.log(t) });
+  const { startViewer } = await import('@nemo-gym/viewer');
+  const viewer = await startViewer({ jsonlPath: flags.jsonl_fpath, host: flags.host, port: flags.port, log: (t: string) => console.log(t) });
   console.log(`Rollouts viewer for ${flags.jsonl_fpath}: ${viewer.url}  (Ctrl-C to stop)`);
   await new Promise<void>((done) => {
     const stop = () => {

@@ -1,0 +1,49 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { prepareDataFlags, prepareDataMain } from '../src/commands/prepare-data.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+describe('ng-prepare-data flags', () => {
+  it('requires output_dirpath and a known mode, and parses should_download', () => {
+    expect(() => prepareDataFlags({ mode: 'example_validation' })).toThrow(/\+output_dirpath=/);
+    expect(() => prepareDataFlags({ output_dirpath: 'o' })).toThrow(/\+mode=train_preparation or \+mode=example_validation/);
+    expect(() => prepareDataFlags({ output_dirpath: 'o', mode: 'training' })).toThrow(/got "training"/);
+    expect(() => prepareDataFlags({ output_dirpath: 'o', mode: 'train_preparation', should_download: 'maybe' })).toThrow(/not a boolean/);
+    expect(prepareDataFlags({ output_dirpath: 'o', mode: 'train_preparation', should_download: 'true' })).toEqual({
+      output_dirpath: 'o',
+      mode: 'train_preparation',
+      should_download: true,
+    });
+  });
+
+  it('runs example validation on a merged config and returns exit code 0', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ng-cli-prep-'));
+    dirs.push(cwd);
+    mkdirSync(join(cwd, 'data'));
+    const path = join(cwd, 'data/example.jsonl');
+    writeFileSync(path, `${JSON.stringify({ responses_create_params: { input: 'hello there' }, answer: 'x' })}\n`);
+    const config = {
+      output_dirpath: join(cwd, 'out'),
+      mode: 'example_validation',
+      agent: { responses_api_agents: { simple_agent: { entrypoint: 'app.ts', datasets: [{ name: 'example', type: 'example', jsonl_fpath: path }] } } },
+    };
+    const logs: string[] = [];
+    const orig = console.log;
+    console.log = (...a: unknown[]) => void logs.push(a.join(' '));
+    try {
+      expect(await prepareDataMain(config)).toBe(0);
+    } finally {
+      console.log = orig;
+    }
+    expect(readFileSync(join(cwd, 'out/example.jsonl'), 'utf8')).toBe(
+      '{"responses_create_params": {"input": "hello there"}, "answer": "x", "agent_ref": {"type": "responses_api_agents", "name": "agent"}}\n',
+    );
+    expect(logs.join('\n')).toContain('# Finished!');
+  });
+});
