@@ -494,7 +494,7 @@ class Parser {
       if (this.peek() === ')') this.err('global flags not at the start of the expression', start);
       this.err(this.peek() === undefined ? 'missing -, : or )' : 'unknown flag', this.i);
     }
-    if ((add & TYPE_FLAGS) && [F_A, F_U, F_L].indexOf(add & TYPE_FLAGS) < 0) {
+    if ((add & TYPE_FLAGS) && ([F_A, F_U, F_L] as number[]).indexOf(add & TYPE_FLAGS) < 0) {
       this.err("bad inline flags: flags 'a', 'u' and 'L' are incompatible", start);
     }
     if (add & F_L) this.unsupported('the LOCALE flag (?L)', start);
