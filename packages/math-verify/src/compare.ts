@@ -175,13 +175,16 @@ function relationAsSet(n: Node): Node | null {
   for (const r of rels) {
     if (r.t !== 'Rel' || r.op === 'Eq' || r.op === 'Ne') return null;
     let { lhs, rhs, op } = r;
-    if (rhs.t === 'Symbol' && lhs.t !== 'Symbol') {
+    // function applications count as plain variables here (math-verify unwraps f(x) to a symbol)
+    const isVar = (x: Node) => x.t === 'Symbol' || (x.t === 'Func' && !!x.undef);
+    if (isVar(rhs) && !isVar(lhs)) {
       [lhs, rhs] = [rhs, lhs];
       op = ({ Lt: 'Gt', Gt: 'Lt', Le: 'Ge', Ge: 'Le' } as const)[op];
     }
-    if (lhs.t !== 'Symbol' || freeSymbols(rhs).size > 0) return null;
-    if (variable && variable !== lhs.name) return null;
-    variable = lhs.name;
+    if (!isVar(lhs) || freeSymbols(rhs).size > 0) return null;
+    const name = printExpr(lhs);
+    if (variable && variable !== name) return null;
+    variable = name;
     if (op === 'Lt' || op === 'Le') {
       hi = rhs;
       hopen = op === 'Lt';
@@ -206,7 +209,37 @@ function compareRelational(gold: Node, pred: Node, o: CompareOptions): boolean {
   if (gold.op === pred.op && safe(() => exprEq(diff(gold.lhs, gold.rhs), diff(pred.lhs, pred.rhs), o))) return true;
   const inverse: Record<string, string> = { Gt: 'Lt', Lt: 'Gt', Ge: 'Le', Le: 'Ge', Eq: 'Eq' };
   if (inverse[gold.op] === pred.op && safe(() => exprEq(diff(gold.lhs, gold.rhs), diff(pred.rhs, pred.lhs), o))) return true;
+  if (gold.op === 'Eq' && pred.op === 'Eq' && safe(() => proportional(diff(gold.lhs, gold.rhs), diff(pred.lhs, pred.rhs), o))) return true;
   return false;
+}
+
+/**
+ * Stand-in for sympy's solve-and-compare on two equations: equations whose sides differ by a
+ * constant non-zero factor (2x + 4y - 3 = 0 and y = -x/2 + 3/4) have the same solutions.
+ */
+function proportional(g: Node, p: Node, o: CompareOptions): boolean {
+  const gs = [...freeSymbols(g)].sort();
+  const ps = [...freeSymbols(p)].sort();
+  if (gs.length === 0 || gs.join(',') !== ps.join(',') || containsUndef(g) || containsUndef(p)) return false;
+  let ratio: Dec | null = null;
+  for (let k = 0; k < 4; k++) {
+    checkDeadline(o);
+    const env = new Map<string, Dec>();
+    gs.forEach((s, i) => env.set(s, new D(SAMPLE_POINTS[(k + i) % SAMPLE_POINTS.length]!).plus(i * 0.37 + k * 0.11)));
+    let vg: Dec;
+    let vp: Dec;
+    try {
+      vg = evalReal(g, env);
+      vp = evalReal(p, env);
+    } catch {
+      return false;
+    }
+    if (vp.isZero() || vg.isZero() || !vg.isFinite() || !vp.isFinite()) return false;
+    const r = vg.div(vp);
+    if (ratio === null) ratio = r;
+    else if (r.minus(ratio).abs().gt(ratio.abs().times('1e-30'))) return false;
+  }
+  return true;
 }
 
 function safe(fn: () => boolean): boolean {
@@ -222,17 +255,45 @@ function setLen(n: Node): number {
   return n.t === 'FiniteSet' ? dedupSorted(n.args).length : children(n).length;
 }
 
+/** Approximation of sympy's evalf() shape: numeric parts collapse into one Float per Add/Mul. */
+function evalfShape(n: Node): Node {
+  const numeric = (x: Node): Node | null => {
+    if (freeSymbols(x).size > 0 || containsUndef(x) || isSet(x) || x.t === 'Tuple' || x.t === 'Rel' || x.t === 'Matrix') return null;
+    try {
+      const v = evalReal(x);
+      return v.isFinite() ? { t: 'Float', v: v.toString(), dps: 15 } : null;
+    } catch {
+      return null;
+    }
+  };
+  const whole = numeric(n);
+  if (whole) return whole;
+  if (n.t === 'Add' || n.t === 'Mul') {
+    const nums: Node[] = [];
+    const rest: Node[] = [];
+    for (const a of n.args) {
+      const v = numeric(a);
+      if (v) nums.push(v);
+      else rest.push(evalfShape(a));
+    }
+    if (nums.length > 0) {
+      const c = numeric({ t: n.t, args: nums });
+      if (c && !(n.t === 'Mul' && Number(c.t === 'Float' ? c.v : 0) === 1)) rest.unshift(c);
+    }
+    return rest.length === 1 ? rest[0]! : { t: n.t, args: rest };
+  }
+  if (n.t === 'Pow') return { t: 'Pow', base: evalfShape(n.base), exp: n.exp };
+  if (n.t === 'Func') return { ...n, args: n.args.map(evalfShape) };
+  return n;
+}
+
 function numericSortKey(n: Node) {
   const inner = isAssignment(n) ? lastRel(n).rhs : n;
   try {
-    if (freeSymbols(inner).size === 0 && !isSet(inner) && inner.t !== 'Tuple') {
-      const v = evalReal(inner);
-      return sortKey({ t: 'Float', v: v.toString(), dps: 15 });
-    }
+    return sortKey(evalfShape(inner));
   } catch {
-    /* fall back to the structural key */
+    return sortKey(inner);
   }
-  return sortKey(inner);
 }
 
 function orderedArgs(n: Node): Node[] {

@@ -45,13 +45,35 @@ const FUNCS_SINGLE: Record<string, string> = {
 const FUNCS_MULTI: Record<string, string> = { gcd: 'gcd', lcm: 'lcm', max: 'Max', min: 'Min' };
 const SPACING = new Set([',', ';', ':', '!', ' ', 'quad', 'qquad', 'space', 'enspace', 'thinspace', 'medspace', 'thickspace', 'negthinspace']);
 const IGNORED_CMDS = new Set(['displaystyle', 'textstyle', 'scriptstyle', 'limits', 'nolimits', 'left', 'right', 'mleft', 'mright', 'big', 'Big', 'bigg', 'Bigg', 'bigl', 'bigr', 'Bigl', 'Bigr']);
-const ACCENTS = new Set(['text', 'textbf', 'textit', 'textrm', 'textnormal', 'mbox', 'mathrm', 'mathit', 'mathbf', 'mathsf', 'mathtt', 'mathcal', 'mathscr', 'mathfrak', 'bar', 'overline', 'vec', 'overrightarrow', 'hat', 'widehat', 'tilde', 'widetilde', 'dot', 'ddot', 'check', 'breve', 'acute', 'grave', 'underline', 'boldsymbol', 'bm', 'operatorname']);
+const ACCENTS = new Set(['mathbb', 'text', 'textbf', 'textit', 'textrm', 'textnormal', 'mbox', 'mathrm', 'mathit', 'mathbf', 'mathsf', 'mathtt', 'mathcal', 'mathscr', 'mathfrak', 'bar', 'overline', 'vec', 'overrightarrow', 'hat', 'widehat', 'tilde', 'widetilde', 'dot', 'ddot', 'check', 'breve', 'acute', 'grave', 'underline', 'boldsymbol', 'bm', 'operatorname']);
 
 const REL_TOKENS: Record<string, RelOp | 'Approx' | 'In'> = {
   '=': 'Eq', '==': 'Eq', '\\equiv': 'Eq', '<': 'Lt', '\\lt': 'Lt', '>': 'Gt', '\\gt': 'Gt', '\\leq': 'Le', '\\le': 'Le',
   '\\leqslant': 'Le', '≤': 'Le', '<=': 'Le', '\\geq': 'Ge', '\\ge': 'Ge', '\\geqslant': 'Ge', '≥': 'Ge', '>=': 'Ge',
   '\\neq': 'Ne', '\\ne': 'Ne', '!=': 'Ne', '≠': 'Ne', '\\approx': 'Approx', '≈': 'Approx', '~=': 'Approx', '\\in': 'In',
 };
+
+const OTHER_CMDS = [
+  'frac', 'dfrac', 'tfrac', 'cfrac', 'sqrt', 'binom', 'dbinom', 'tbinom', 'choose', 'cdot', 'times', 'div', 'pm', 'mp', 'infty',
+  'circ', 'degree', 'le', 'leq', 'leqslant', 'ge', 'geq', 'geqslant', 'ne', 'neq', 'lt', 'gt', 'approx', 'equiv', 'in', 'notin',
+  'cup', 'cap', 'setminus', 'backslash', 'emptyset', 'varnothing', 'varemptyset', 'boxed', 'fbox', 'phantom', 'lfloor',
+  'rfloor', 'lceil', 'rceil', 'lvert', 'rvert', 'vert', 'lbrace', 'rbrace', 'lbrack', 'rbrack', 'lgroup', 'rgroup', 'mod',
+  'bmod', 'ast', 'cdots', 'ldots', 'dots', 'to', 'imath', 'jmath', 'partial', 'not', 'begin', 'end', 'operatorname',
+  'exponentialE', 'sum', 'prod', 'int', 'lim',
+];
+let KNOWN: Set<string> | null = null;
+function knownCommands(): Set<string> {
+  KNOWN ??= new Set([...GREEK, ...Object.keys(FUNCS_SINGLE), ...Object.keys(FUNCS_MULTI), ...ACCENTS, ...SPACING, ...IGNORED_CMDS, ...OTHER_CMDS]);
+  return KNOWN;
+}
+
+/** The lexer matches the longest known command: "\\quadx" is "\\quad" followed by "x". */
+function splitCommand(name: string): string {
+  const known = knownCommands();
+  if (known.has(name)) return name;
+  for (let k = name.length - 1; k > 0; k--) if (known.has(name.slice(0, k))) return name.slice(0, k);
+  return name;
+}
 
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
@@ -67,8 +89,8 @@ function tokenize(src: string): Tok[] {
     if (c === '\\') {
       const m = /^\\([a-zA-Z]+)/.exec(src.slice(i, i + 40));
       if (m) {
-        let name = m[1]!;
-        i += m[0].length;
+        let name = splitCommand(m[1]!);
+        i += name.length + 1;
         if (SPACING.has(name) || IGNORED_CMDS.has(name)) continue;
         if (name === 'begin' || name === 'end') {
           const em = /^\s*\{([a-zA-Z*]+)\}/.exec(src.slice(i));
@@ -269,6 +291,17 @@ class LatexParser {
     } catch {
       /* ignore */
     }
+    this.i = start;
+    try {
+      const lhs = this.parseAtomExprList();
+      if (lhs && (this.is('=') || this.is('\\in'))) {
+        this.i++;
+        const r = this.parseSetExpr();
+        if (this.atEnd()) return { t: 'Rel', op: 'Eq', lhs, rhs: r };
+      }
+    } catch {
+      /* ignore */
+    }
     throw firstErr;
   }
 
@@ -309,7 +342,7 @@ class LatexParser {
     let base: string | null = null;
     if (t.k === 'letter' && t.v !== 'e') base = t.v;
     else if (t.k === 'cmd' && GREEK.has(t.v.slice(1))) base = t.v;
-    else if (t.k === 'accent') base = accentText(t.v);
+    else if (t.k === 'accent' && !t.v.startsWith('mathbb\u0000') && !t.v.startsWith('operatorname\u0000')) base = accentText(t.v);
     if (base === null) return null;
     this.i++;
     let sub = '';
@@ -468,7 +501,12 @@ class LatexParser {
         const bv = approxValue(b);
         if (av !== null && bv !== null && ((lo && ro && bv <= av) || (!lo && !ro && bv < av))) return { t: 'Tuple', args: [a, b] };
       }
-      if (!isSetLike(a) && !isSetLike(b)) return { t: 'Interval', start: a, end: b, lo, ro };
+      if (!isSetLike(a) && !isSetLike(b)) {
+        // sympy makes infinite endpoints open
+        const lo2 = lo || (a.t === 'Const' && a.name === '-oo');
+        const ro2 = ro || (b.t === 'Const' && b.name === 'oo');
+        return { t: 'Interval', start: a, end: b, lo: lo2, ro: ro2 };
+      }
     }
     // ordered tuple: only () and [] pairs
     const pairOk = (open === '(' && cv === ')') || (open === '[' && cv === ']') || (open === '\\(' && cv === '\\)');
@@ -544,7 +582,7 @@ class LatexParser {
         this.i++;
         let rh = this.parseMp();
         if (isMatrix(lh) || isMatrix(rh)) throw new MathError('matrix arithmetic is not supported');
-        rh = isNumber(rh) ? negNumber(rh) : flatMul(NEG_ONE, rh);
+        rh = rh.t === 'Const' && rh.name === 'oo' ? cnst('-oo') : isNumber(rh) ? negNumber(rh) : flatMul(NEG_ONE, rh);
         lh = flatAdd(lh, rh);
       } else return lh;
     }
@@ -576,10 +614,12 @@ class LatexParser {
     if (this.is('-')) {
       this.i++;
       const inner = this.parseUnary(nofunc);
+      if (inner.t === 'Const' && inner.name === 'oo') return cnst('-oo');
       return isNumber(inner) ? negNumber(inner) : flatMul(NEG_ONE, inner);
     }
     const items: Node[] = [];
-    const first = this.parsePostfix(nofunc);
+    // unary: postfix+ ; unary_nofunc: postfix postfix_nofunc* (no function after the first factor)
+    const first = this.parsePostfix(false);
     if (!first) throw new MathError(this.atEnd() ? 'unexpected end of input' : `unexpected ${this.peek()!.v}`);
     items.push(first);
     for (;;) {
@@ -587,7 +627,7 @@ class LatexParser {
       const save = this.i;
       let next: Node | null;
       try {
-        next = this.parsePostfix(true);
+        next = this.parsePostfix(nofunc);
       } catch {
         this.i = save;
         break;
@@ -766,11 +806,11 @@ class LatexParser {
         return pow(base, pow(root, NEG_ONE));
       }
       const name = v.slice(1);
-      if (!nofunc && (FUNCS_SINGLE[name] || FUNCS_MULTI[name])) return this.parseFunction(name);
-      if (nofunc && (FUNCS_SINGLE[name] || FUNCS_MULTI[name])) return this.parseFunction(name);
+      if (FUNCS_SINGLE[name] || FUNCS_MULTI[name]) return nofunc ? null : this.parseFunction(name);
       if (name === 'operatorname') return null;
     }
     if (t.k === 'accent' && t.v.startsWith('operatorname\u0000')) {
+      if (nofunc) return null;
       const fname = t.v.split('\u0000')[1]!.trim();
       if (FUNCS_SINGLE[fname] || FUNCS_MULTI[fname]) return this.parseFunction(fname, true);
       throw new MathError(`unsupported operator ${fname}`);

@@ -317,11 +317,11 @@ function classKey(n: Node): Key {
     case 'Func':
       return n.undef ? [5, 0, n.name] : [4, FUNC_ORDER.indexOf(n.name) >= 0 ? FUNC_ORDER.indexOf(n.name) : 99, n.name];
     case 'Add':
-      return [5, 0, 'Add'];
+      return [3, 1, 'Add'];
     case 'Mul':
-      return [5, 0, 'Mul'];
+      return [3, 0, 'Mul'];
     case 'Pow':
-      return [5, 0, 'Pow'];
+      return [3, 2, 'Pow'];
     default:
       return [5, 0, n.t];
   }
@@ -514,7 +514,7 @@ function precedence(n: Node): number {
     case 'Pow':
       return PREC.Pow;
     case 'Rel':
-      return PREC.Relational;
+      return n.op === 'Eq' || n.op === 'Ne' ? PREC.Func : PREC.Relational;
     case 'Const':
       return n.name === '-oo' ? PREC.Add : PREC.Atom;
     case 'Func':
@@ -578,7 +578,7 @@ class Printer {
       }
       case 'And':
         return sortByKey(n.args)
-          .map((a) => this.paren(a, 30))
+          .map((a) => this.paren(a, 38))
           .join(' & ');
       case 'Not':
         return `~${this.paren(n.arg, PREC.Not)}`;
@@ -587,20 +587,27 @@ class Printer {
       case 'Tuple':
         return n.args.length === 1 ? `(${this.print(n.args[0]!)},)` : `(${n.args.map((a) => this.print(a)).join(', ')})`;
       case 'Interval': {
-        const a = this.print(n.start);
-        const b = this.print(n.end);
-        if (!n.lo && !n.ro) return `Interval(${a}, ${b})`;
-        if (n.lo && n.ro) return `Interval.open(${a}, ${b})`;
-        if (n.lo) return `Interval.Lopen(${a}, ${b})`;
-        return `Interval.Ropen(${a}, ${b})`;
+        // endpoints are formatted with str() in sympy, i.e. as top-level expressions
+        const a = printExpr(n.start);
+        const b = printExpr(n.end);
+        const aInf = n.start.t === 'Const' && (n.start.name === 'oo' || n.start.name === '-oo');
+        const bInf = n.end.t === 'Const' && (n.end.name === 'oo' || n.end.name === '-oo');
+        let m: string;
+        if (aInf && bInf) m = '';
+        else if (aInf && !n.ro) m = '';
+        else if (bInf && !n.lo) m = '';
+        else if (!n.lo && !n.ro) m = '';
+        else if (n.lo && n.ro) m = '.open';
+        else if (n.lo) m = '.Lopen';
+        else m = '.Ropen';
+        return `Interval${m}(${a}, ${b})`;
       }
       case 'SetOp':
-        if (n.op === 'Complement') return `Complement(${n.args.map((a) => this.print(a)).join(', ')})`;
-        return n.args.map((a) => this.print(a)).join(n.op === 'Union' ? ' U ' : ' & ');
+        return `${n.op}(${orderedSetArgs(n).map((a) => this.print(a)).join(', ')})`;
       case 'SetConst':
         return n.name;
       case 'Matrix':
-        return `Matrix([${n.rows.map((r) => `[${r.map((a) => this.print(a)).join(', ')}]`).join(', ')}])`;
+        return `Matrix([${n.rows.map((r) => `[${r.map((a) => printExpr(a)).join(', ')}]`).join(', ')}])`;
     }
   }
 
@@ -654,6 +661,9 @@ class Printer {
       sign = '-';
       const c = negNumber(args[0]!);
       rest = isOne(c) ? args.slice(1) : [c, ...args.slice(1)];
+      // _keep_coeff(-c, rest): a single remaining Mul contributes its own factors
+      if (rest.length === 1 && rest[0]!.t === 'Mul') rest = rest[0]!.args;
+      else if (rest.length === 2 && !isOne(c) && rest[1]!.t === 'Mul') rest = [rest[0]!, ...rest[1]!.args];
     }
     const items = rest.length === 1 ? rest : sortByKey(rest);
     const a: Node[] = [];
@@ -692,6 +702,24 @@ class Printer {
     if (e.t === 'Integer' && e.v === -1n) return `1/${this.paren(n.base, PREC.Pow)}`;
     return `${this.paren(n.base, PREC.Pow)}**${this.paren(e, PREC.Pow)}`;
   }
+}
+
+/** Union/Intersection args in sympy's order (by infimum; unevaluable members last). */
+function orderedSetArgs(n: Extract<Node, { t: 'SetOp' }>): Node[] {
+  if (n.op === 'Complement') return n.args;
+  const inf = (a: Node): number => {
+    let v = NaN;
+    if (a.t === 'Interval') v = approxComplex?.(a.start)?.[0] ?? (a.start.t === 'Const' && a.start.name === '-oo' ? -Infinity : NaN);
+    else if (a.t === 'FiniteSet' && a.args.length > 0) {
+      const vals = a.args.map((x) => approxComplex?.(x)?.[0] ?? NaN);
+      v = vals.some(Number.isNaN) ? NaN : Math.min(...vals);
+    } else if (a.t === 'SetConst' && a.name === 'Reals') v = -Infinity;
+    return Number.isNaN(v) ? Infinity : v;
+  };
+  return n.args
+    .map((a, i) => ({ a, k: inf(a), i }))
+    .sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.i - y.i))
+    .map((x) => x.a);
 }
 
 function expCoeffNegative(e: Node): boolean {
