@@ -44,6 +44,7 @@ export const collectRolloutsCommand: CommandSpec = {
     { name: 'responses_create_params', type: 'dict', description: 'overrides for every row, e.g. +responses_create_params.temperature=0.6' },
     { name: 'restart', type: 'bool', description: 'delete earlier output and start over (needed when the input changed)' },
     { name: 'max_attempts', type: 'int', description: 'attempts per rollout on infrastructure errors (default 3)' },
+    { name: 'http_retry_max_attempts', type: 'int', description: 'HTTP attempts per request on connection errors and 408/429/502-504 (default 6)' },
   ],
   main: async (config) => {
     const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
@@ -52,9 +53,10 @@ export const collectRolloutsCommand: CommandSpec = {
     if (overrides !== undefined && overrides !== null && !isDict(overrides)) {
       throw new NgError('NG_ERR_USAGE', `+responses_create_params must be a mapping of fields, e.g. +responses_create_params.temperature=0.6.`);
     }
+    const retryAttempts = intFlag(config, 'http_retry_max_attempts');
     const client = await ServerClient.fromHeadServer(head, {
       connectionsPerHost: Math.min(concurrency, 4096),
-      retry: { maxElapsedMs: 30_000 },
+      retry: { maxElapsedMs: 30_000, ...(retryAttempts ? { maxAttempts: retryAttempts } : {}) },
     });
     const tty = process.stderr.isTTY;
     let lastPlain = 0;

@@ -87,7 +87,12 @@ export class ServerClient {
       bodyMs: num(g.http_body_timeout_s, DEFAULT_TIMEOUTS.bodyMs / 1000) * 1000,
       ...options.timeouts,
     };
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.retry = {
+      ...DEFAULT_RETRY,
+      maxAttempts: num(g.http_retry_max_attempts, DEFAULT_RETRY.maxAttempts),
+      maxElapsedMs: num(g.http_retry_max_elapsed_s, DEFAULT_RETRY.maxElapsedMs / 1000) * 1000,
+      ...options.retry,
+    };
     this.dispatcher = new Agent({
       connections: options.connectionsPerHost ?? num(g.http_connections_per_host, 1024),
       pipelining: options.pipelining ?? num(g.http_pipelining, 1),

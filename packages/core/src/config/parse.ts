@@ -289,7 +289,8 @@ export async function parseGlobalConfig(options: ParseOptions = {}): Promise<Par
   }
 
   // 11-12.
-  if (!g.head_server) g.head_server = { host: defaultHost, port: DEFAULT_HEAD_PORT };
+  // A partial head_server (e.g. only +head_server.port=…) gets the missing half defaulted.
+  g.head_server = isDict(g.head_server) && Object.keys(g.head_server).length > 0 ? { host: defaultHost, port: DEFAULT_HEAD_PORT, ...g.head_server } : { host: defaultHost, port: DEFAULT_HEAD_PORT };
   g.disallowed_ports = disallowed;
   return { config: g, provenance: prov, instances, almostServers };
 }
