@@ -7,7 +7,8 @@
 // processes) before it runs any model code. The server enforces the wall-clock limit from the
 // outside: when a call overruns `timeout + grace`, the whole process group gets SIGKILL.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,7 +138,7 @@ export class PythonInterpreter {
   /** Starts the process if needed and waits for its hello line. */
   start(): Promise<WorkerHello> {
     if (this.ready && !this.dead) return this.ready;
-    this.dispose();
+    void this.dispose();
     this.dead = false;
     this.exitNote = null;
     this.buffer = '';
@@ -331,18 +332,16 @@ export class PythonInterpreter {
     return result;
   }
 
-  private dispose(): void {
+  /** Kills the current process (if any) and removes its scratch folder in the background. */
+  private dispose(): Promise<void> {
     if (this.child && !this.dead) this.kill('the session was closed');
     this.child = null;
-    if (this.workdir) {
-      const dir = this.workdir;
-      this.workdir = null;
-      try {
-        rmSync(dir, { recursive: true, force: true });
-      } catch (err) {
-        this.onNote(`could not remove ${dir}: ${(err as Error).message}`);
-      }
-    }
+    if (!this.workdir) return Promise.resolve();
+    const dir = this.workdir;
+    this.workdir = null;
+    return rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch((err: Error) => {
+      this.onNote(`could not remove ${dir}: ${err.message}`);
+    });
   }
 
   /** Kills the interpreter and removes its scratch folder. Idempotent. */
@@ -355,8 +354,9 @@ export class PythonInterpreter {
         ? new Promise<void>((resolve) => child.once('exit', () => resolve()))
         : Promise.resolve();
     this.failPending('the session was closed');
-    this.dispose();
+    const removed = this.dispose();
     await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+    await removed;
   }
 }
 

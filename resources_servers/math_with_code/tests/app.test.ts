@@ -54,7 +54,7 @@ describe('config (upstream test_sanity and defaults)', () => {
 describe.skipIf(!hasPython)('execute_python', () => {
   let app: App;
   beforeAll(async () => {
-    app = await buildApp({ max_execution_time: 1, kill_grace_s: 1 });
+    app = await buildApp({ max_execution_time: 1, kill_grace_s: 3, preload_modules: ['numpy'] });
   });
   afterAll(async () => {
     await app?.close();

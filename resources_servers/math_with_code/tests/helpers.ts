@@ -25,8 +25,9 @@ export function pythonHas(module: string): boolean {
 export type App = Awaited<ReturnType<typeof server.build>>;
 
 export async function buildApp(config: Record<string, unknown> = {}): Promise<App> {
-  // No warm spare interpreters unless a test asks: they would only cost CPU here.
-  return server.build({ config: { name: 'math_with_code', domain: 'math', prespawn: 0, ...config } });
+  // No warm spare interpreters and no numpy/scipy/pandas imports unless a test asks: both only
+  // cost start-up time here.
+  return server.build({ config: { name: 'math_with_code', domain: 'math', prespawn: 0, preload_modules: [], ...config } });
 }
 
 /** A client that keeps the session cookie, like the agent does within one rollout. */
