@@ -50,6 +50,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  const waitStatus = (text: string) => page.waitForFunction(`document.querySelector('#list-status')?.textContent === ${JSON.stringify(text)}`);
   const rowIndexes = () => page.$$eval('#rows-body tr', (trs) => trs.map((tr) => Number(tr.getAttribute('data-index'))));
 
   it('loads the file: summary, chart, metrics and the first page of rows', async () => {
@@ -67,13 +68,13 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
   it('filters by reward and by text', async () => {
     await page.fill('#min-reward', '1');
     await page.click('#apply');
-    await page.waitForFunction(() => document.querySelector('#list-status')?.textContent === '4 matching rows');
+    await waitStatus('4 matching rows');
     expect(await rowIndexes()).toEqual([0, 3, 6, 9]);
     await page.click('#reset');
-    await page.waitForFunction(() => document.querySelector('#list-status')?.textContent === '12 matching rows');
+    await waitStatus('12 matching rows');
     await page.fill('#search', 'héllo');
     await page.press('#search', 'Enter');
-    await page.waitForFunction(() => document.querySelector('#list-status')?.textContent === '1 matching row');
+    await waitStatus('1 matching row');
     expect(await rowIndexes()).toEqual([4]);
   });
 
@@ -85,7 +86,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     expect(texts).toContain(XSS_TOOL_OUTPUT);
     expect(texts).toContain('<iframe src="javascript:window.__xss=4"></iframe>');
     expect(await page.$$eval('#detail img, #detail script, #detail iframe, #rows-body img', (n) => n.length)).toBe(0);
-    expect(await page.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
+    expect(await page.evaluate('typeof window.__xss')).toBe('undefined');
     await page.screenshot({ path: join(tmpdir(), 'ng-viewer-markup.png') });
     // The list preview shows the same markup as text.
     expect(await page.textContent('#rows-body tr[data-index="4"] td:last-child')).toContain('<script>window.__xss = 1</script>');
@@ -93,9 +94,9 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
 
   it('renders a rollout as a conversation with turns, steps, reasoning, tool calls and outputs', async () => {
     await page.click('#reset');
-    await page.waitForFunction(() => document.querySelector('#list-status')?.textContent === '12 matching rows');
+    await waitStatus('12 matching rows');
     await page.click('#rows-body tr[data-index="3"]');
-    await page.waitForFunction(() => document.querySelector('#detail h2')?.textContent === 'Sample 4 - Responses ID resp_000003');
+    await page.waitForFunction(`document.querySelector('#detail h2')?.textContent === 'Sample 4 - Responses ID resp_000003'`);
     const titles = await page.$$eval('#conversation .bubble h3', (h) => h.map((x) => x.textContent));
     expect(titles).toEqual([
       'Turn 0 Step 0 - System message',
