@@ -1,0 +1,103 @@
+/**
+ * multiverse_math_hard: arithmetic in an alternate universe (Nexusflow MultiverseMathHard).
+ * Tools: POST /<function> for add, subtract, multiply, divide, power, log, sin, cos, pi, negate,
+ * return_constant, each answering {"solution": <float>}. Verify gives 1.0 when every
+ * ground-truth value is among the solutions the tools returned during the rollout.
+ */
+import { z } from 'zod';
+import {
+  BaseVerifyRequestSchema,
+  HttpError,
+  RawJson,
+  ResourcesServerConfigSchema,
+  defineResourcesServer,
+  startIfMain,
+} from '@nemo-gym/core';
+import { ARG_NAMES, FUNCTIONS, PyException, callFunction, solutionJson, type Args } from './src/universe.js';
+import { computeReward, parseGroundTruth, pyFloatFromString } from './src/verify.js';
+
+export const MultiVerseMathHardConfigSchema = ResourcesServerConfigSchema;
+
+/** pydantic's lax int: ints, integral floats, integer strings and booleans. */
+const PyInt = z.union([
+  z.number().int(),
+  z.boolean().transform((b) => (b ? 1 : 0)),
+  z
+    .string()
+    .regex(/^\s*[+-]?\d(?:_?\d)*\s*$/, 'Input should be a valid integer, unable to parse string as an integer')
+    .transform((s) => Number(s.trim().replace(/_/g, ''))),
+]);
+
+export const MultiVerseMathHardVerifyRequestSchema = BaseVerifyRequestSchema.extend({
+  ground_truth: z.union([z.array(z.number()), z.string()]),
+  id: PyInt,
+  depth: PyInt,
+  breadth: PyInt,
+});
+
+interface Detail {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input: unknown;
+}
+
+/** Validates a tool body like upstream's model `{a, b, radians, base: Optional[float]}` (lax floats, extras ignored). */
+export function parseToolArgs(body: unknown): Args | Detail[] {
+  if (body === undefined) return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }];
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }];
+  }
+  const args: Args = {};
+  const errors: Detail[] = [];
+  for (const key of ARG_NAMES) {
+    const v = (body as Record<string, unknown>)[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'number') args[key] = v;
+    else if (typeof v === 'boolean') args[key] = v ? 1 : 0;
+    else if (typeof v === 'string') {
+      const f = pyFloatFromString(v);
+      if (f === undefined) {
+        errors.push({ type: 'float_parsing', loc: ['body', key], msg: 'Input should be a valid number, unable to parse string as a number', input: v });
+      } else args[key] = f;
+    } else errors.push({ type: 'float_type', loc: ['body', key], msg: 'Input should be a valid number', input: v });
+  }
+  return errors.length ? errors : args;
+}
+
+export const server = defineResourcesServer({
+  className: 'MultiVerseMathHardResourcesServer',
+  configSchema: MultiVerseMathHardConfigSchema,
+  verify: {
+    body: MultiVerseMathHardVerifyRequestSchema,
+    handler: (body) => {
+      const groundTruth = parseGroundTruth(body.ground_truth);
+      if (typeof groundTruth === 'string') {
+        throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'ground_truth'], msg: groundTruth, input: body.ground_truth }]);
+      }
+      const reward = computeReward(groundTruth, body.response.output as { type?: unknown; output?: unknown }[]);
+      return { responses_create_params: body.responses_create_params, response: body.response, reward };
+    },
+  },
+  routes: (app) => {
+    // Upstream registers a catch-all POST /{path} after the base routes; the static routes
+    // (/verify, /seed_session) take precedence in the router.
+    app.post<{ Params: { path: string } }>('/:path', async (request, reply) => {
+      const parsed = parseToolArgs(request.body);
+      if (Array.isArray(parsed)) throw new HttpError(422, parsed);
+      const name = request.params.path;
+      if (!Object.prototype.hasOwnProperty.call(FUNCTIONS, name)) throw new HttpError(404, 'Function not found');
+      let solution: number;
+      try {
+        solution = callFunction(name, parsed);
+      } catch (err) {
+        if (err instanceof PyException) throw new HttpError(500, err.message);
+        throw err;
+      }
+      const out = new RawJson(solutionJson(solution));
+      return reply.type('application/json').send(out.text);
+    });
+  },
+});
+
+startIfMain(import.meta.url, server);

@@ -1,0 +1,198 @@
+/**
+ * The "alternate universe" calculator: eleven tools whose semantics are deliberately wrong
+ * (add adds 1.2, sin is a cosine, pi is e, ...). Each function reproduces CPython's float
+ * behaviour, including the exceptions whose text upstream sends back to the model.
+ */
+import { pyFloatRepr } from '@nemo-gym/core';
+import { crCos, crLog, crPow, crSin } from './libm.js';
+
+/** A Python exception: `message` is `str(e)`, which upstream returns as the 500 detail. */
+export class PyException extends Error {
+  constructor(
+    readonly pyType: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = pyType;
+  }
+}
+
+export const ARG_NAMES = ['a', 'b', 'radians', 'base'] as const;
+export type ArgName = (typeof ARG_NAMES)[number];
+export type Args = Partial<Record<ArgName, number>>;
+
+interface UniverseFunction {
+  params: readonly ArgName[];
+  fn: (...args: number[]) => number;
+}
+
+function zeroDivision(): never {
+  throw new PyException('ZeroDivisionError', 'float division by zero');
+}
+
+function domainError(): never {
+  throw new PyException('ValueError', 'math domain error');
+}
+
+/** CPython `a / b` on floats. */
+export function pyDiv(a: number, b: number): number {
+  if (b === 0) zeroDivision();
+  return a / b;
+}
+
+/** CPython `math.sin` / `math.cos`: infinite input -> ValueError, NaN passes through. */
+function mathSin(x: number): number {
+  if (x === Infinity || x === -Infinity) domainError();
+  return crSin(x);
+}
+
+function mathCos(x: number): number {
+  if (x === Infinity || x === -Infinity) domainError();
+  return crCos(x);
+}
+
+/** CPython's one-argument `math.log` on a float. */
+function mathLog1(x: number): number {
+  if (Number.isNaN(x)) return x;
+  if (x <= 0) domainError(); // log(0), log(<0), log(-inf)
+  return crLog(x);
+}
+
+/** CPython `math.log(x, base)` = log(x) / log(base), computed in that order. */
+export function mathLog(x: number, base: number): number {
+  const num = mathLog1(x);
+  const den = mathLog1(base);
+  return pyDiv(num, den);
+}
+
+function isOddInteger(y: number): boolean {
+  return Number.isFinite(y) && Math.floor(y) === y && Math.abs(y % 2) === 1;
+}
+
+/** A complex number, as CPython's `float ** float` returns for a negative base and a fractional exponent. */
+export class PyComplex {
+  constructor(
+    readonly real: number,
+    readonly imag: number,
+  ) {}
+
+  /** Python `repr(complex)`. */
+  repr(): string {
+    const r = (x: number) => {
+      const s = pyFloatRepr(x);
+      return s.endsWith('.0') ? s.slice(0, -2) : s; // repr(complex) formats its parts without a forced ".0"
+    };
+    if (this.real === 0 && !Object.is(this.real, -0)) return `${r(this.imag)}j`;
+    const im = r(this.imag);
+    const signed = im.startsWith('-') ? im : `+${im}`;
+    return `(${r(this.real)}${signed}j)`;
+  }
+}
+
+/** CPython `float ** float` (Objects/floatobject.c float_pow, then C pow). */
+export function pyPow(iv: number, iw: number): number | PyComplex {
+  if (iw === 0) return 1;
+  if (Number.isNaN(iv)) return iv;
+  if (Number.isNaN(iw)) return iv === 1 ? 1 : iw;
+  if (iw === Infinity || iw === -Infinity) {
+    const av = Math.abs(iv);
+    if (av === 1) return 1;
+    if (iw > 0 === av > 1) return Infinity;
+    return 0;
+  }
+  if (iv === Infinity || iv === -Infinity) {
+    const odd = isOddInteger(iw);
+    if (iw > 0) return odd ? iv : Math.abs(iv);
+    return odd ? (iv > 0 ? 0 : -0) : 0;
+  }
+  if (iv === 0) {
+    const odd = isOddInteger(iw);
+    if (iw < 0) throw new PyException('ZeroDivisionError', '0.0 cannot be raised to a negative power');
+    return odd ? iv : 0;
+  }
+  let negate = false;
+  if (iv < 0) {
+    if (iw !== Math.floor(iw)) return complexPow(iv, iw);
+    iv = -iv;
+    negate = isOddInteger(iw);
+  }
+  if (iv === 1) return negate ? -1 : 1;
+  let ix = crPow(iv, iw);
+  if (negate) ix = -ix;
+  if (ix === Infinity || ix === -Infinity) throw new PyException('OverflowError', "(34, 'Numerical result out of range')");
+  return ix;
+}
+
+/** CPython `complex(x) ** complex(y)` for x < 0 and non-integral y (Objects/complexobject.c _Py_c_pow). */
+function complexPow(x: number, y: number): PyComplex {
+  const len = crPow(Math.abs(x), y); // hypot(x, 0) = |x|
+  const phase = Math.PI * y; // atan2(0.0, x < 0) = pi
+  const c = new PyComplex(len * crCos(phase), len * crSin(phase));
+  const huge = (v: number) => v === Infinity || v === -Infinity;
+  if (huge(c.real) || huge(c.imag)) throw new PyException('OverflowError', 'complex exponentiation');
+  return c;
+}
+
+/** str() of pydantic's ValidationError for a non-float `solution` (pydantic 2.11). */
+export function floatValidationMessage(value: PyComplex): string {
+  let input = value.repr();
+  if (input.length > 50) input = `${input.slice(0, 25)}...${input.slice(-24)}`;
+  return (
+    '1 validation error for MultiVerseMathHardResponse\nsolution\n' +
+    `  Input should be a valid number [type=float_type, input_value=${input}, input_type=complex]\n` +
+    '    For further information visit https://errors.pydantic.dev/2.11/v/float_type'
+  );
+}
+
+export const FUNCTIONS: Record<string, UniverseFunction> = {
+  add: { params: ['a', 'b'], fn: (a, b) => a! + b! + 1.2 },
+  subtract: { params: ['a', 'b'], fn: (a, b) => a! - b! - 3 },
+  multiply: { params: ['a', 'b'], fn: (a, b) => 1.1 * a! * b! },
+  divide: { params: ['a', 'b'], fn: (a, b) => pyDiv(0.5 * a!, b!) },
+  sin: { params: ['radians'], fn: (r) => mathCos(r!) },
+  cos: { params: ['radians'], fn: (r) => mathSin(r!) },
+  power: {
+    params: ['a', 'b'],
+    fn: (a, b) => {
+      const r = pyPow(a!, b! + 2);
+      if (r instanceof PyComplex) throw new PyException('ValidationError', floatValidationMessage(r));
+      return r;
+    },
+  },
+  log: { params: ['a', 'base'], fn: (a, base) => mathLog(a!, Math.abs(base! + 1.5)) },
+  pi: { params: [], fn: () => Math.E },
+  negate: { params: ['a'], fn: (a) => a! },
+  return_constant: { params: ['a'], fn: (a) => a! },
+};
+
+function quoteList(names: string[]): string {
+  const q = names.map((n) => `'${n}'`);
+  if (q.length === 1) return q[0]!;
+  if (q.length === 2) return `${q[0]} and ${q[1]}`;
+  return `${q.slice(0, -1).join(', ')}, and ${q[q.length - 1]}`;
+}
+
+/**
+ * Call function `name` with keyword arguments, as `func(**args)` does in Python: an unexpected
+ * keyword or a missing argument raises TypeError with CPython's message.
+ */
+export function callFunction(name: string, args: Args): number {
+  const f = FUNCTIONS[name];
+  if (!f) throw new Error(`unknown function ${name}`);
+  for (const key of ARG_NAMES) {
+    if (args[key] !== undefined && !f.params.includes(key)) {
+      throw new PyException('TypeError', `${name}() got an unexpected keyword argument '${key}'`);
+    }
+  }
+  const missing = f.params.filter((p) => args[p] === undefined);
+  if (missing.length) {
+    const s = missing.length === 1 ? '' : 's';
+    throw new PyException('TypeError', `${name}() missing ${missing.length} required positional argument${s}: ${quoteList(missing)}`);
+  }
+  return f.fn(...f.params.map((p) => args[p]!));
+}
+
+/** The tool's JSON body: `{"solution": <Python float>}`; NaN and infinities become null as in pydantic's JSON mode. */
+export function solutionJson(x: number): string {
+  return `{"solution":${Number.isFinite(x) ? pyFloatRepr(x) : 'null'}}`;
+}
