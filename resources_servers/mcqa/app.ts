@@ -1,11 +1,27 @@
 /**
  * mcqa: multiple-choice QA. The answer letter is taken from the assistant text with the row's
  * `template_metadata.output_regex` (a Python regex) when present, else with the row's grading mode,
- * and compared with `expected_answer`.
+ * and compared with `expected_answer`. Matching runs in worker threads with a time limit, because
+ * dataset-supplied regexes can backtrack catastrophically on long model output.
  */
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, defineResourcesServer, HttpError, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core';
-import { grade, GRADING_MODES, OutputRegexError } from './src/grade.js';
+import {
+  BaseVerifyRequestSchema,
+  defineResourcesServer,
+  HttpError,
+  ResourcesServerConfigSchema,
+  startIfMain,
+  TimeoutError,
+  WorkerPool,
+} from '@nemo-gym/core';
+import { extractAssistantText, GRADING_MODES, outputRegexOf, OutputRegexError, type GradeOutcome } from './src/grade.js';
+
+export const MCQAConfigSchema = ResourcesServerConfigSchema.extend({
+  /** Worker threads that run the answer extraction (default 2). */
+  num_workers: z.number().int().positive().default(2),
+  /** Time limit for extracting one answer, in milliseconds. */
+  grading_timeout_ms: z.number().int().positive().default(10_000),
+});
 
 export const MCQARunFieldsSchema = z.object({
   uuid: z.string().nullable().optional(),
@@ -21,40 +37,59 @@ export const MCQARunFieldsSchema = z.object({
 
 export const MCQAVerifyRequestSchema = BaseVerifyRequestSchema.extend(MCQARunFieldsSchema.shape);
 
+function regexProblem(msg: string, input: unknown): HttpError {
+  return new HttpError(422, [{ type: 'value_error', loc: ['body', 'template_metadata', 'output_regex'], msg, input: input ?? null }]);
+}
+
 export const server = defineResourcesServer({
   className: 'MCQAResourcesServer',
-  configSchema: ResourcesServerConfigSchema,
+  configSchema: MCQAConfigSchema,
+  setup: ({ config }) => ({
+    pool: new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/grade.ts' : './src/grade.js', import.meta.url), {
+      size: config.num_workers,
+      taskTimeoutMs: config.grading_timeout_ms,
+    }),
+  }),
+  close: async ({ state }) => {
+    await state.pool.close();
+  },
   verify: {
     body: MCQAVerifyRequestSchema,
-    handler: (body) => {
-      let result;
+    handler: async (body, ctx) => {
+      const regexInput = body.template_metadata?.output_regex;
       try {
-        result = grade({
-          output: body.response.output as unknown[],
-          options: body.options,
-          expected_answer: body.expected_answer,
-          grading_mode: body.grading_mode,
-          template_metadata: body.template_metadata,
-        });
+        outputRegexOf(body.template_metadata); // a non-string regex is reported before any work
       } catch (e) {
-        if (e instanceof OutputRegexError) {
-          throw new HttpError(422, [
-            {
-              type: 'value_error',
-              loc: ['body', 'template_metadata', 'output_regex'],
-              msg: e.message,
-              input: body.template_metadata?.output_regex ?? null,
-            },
-          ]);
+        if (e instanceof OutputRegexError) throw regexProblem(e.message, regexInput);
+        throw e;
+      }
+      const input = {
+        text: extractAssistantText(body.response.output as unknown[]),
+        options: body.options,
+        expected_answer: body.expected_answer,
+        grading_mode: body.grading_mode,
+        template_metadata: body.template_metadata,
+      };
+      let outcome: GradeOutcome;
+      try {
+        outcome = await ctx.state.pool.run<GradeOutcome>('gradeTask', [input]);
+      } catch (e) {
+        if ((e instanceof TimeoutError || (e as { code?: unknown }).code === 'NG_ERR_TIMEOUT') && typeof regexInput === 'string') {
+          throw regexProblem(
+            `template_metadata.output_regex did not finish within ${ctx.config.grading_timeout_ms} ms on this response ` +
+              `(catastrophic backtracking, e.g. nested quantifiers like (a+)+); simplify the pattern`,
+            regexInput,
+          );
         }
         throw e;
       }
+      if (!outcome.ok) throw regexProblem(outcome.regexError, regexInput);
       return {
         responses_create_params: body.responses_create_params,
         response: body.response,
-        reward: result.reward,
-        expected_answer: result.expected_answer,
-        extracted_answer: result.extracted_answer,
+        reward: outcome.result.reward,
+        expected_answer: outcome.result.expected_answer,
+        extracted_answer: outcome.result.extracted_answer,
       };
     },
   },

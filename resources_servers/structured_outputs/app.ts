@@ -10,6 +10,7 @@ import {
   HttpError,
   ResourcesServerConfigSchema,
   startIfMain,
+  TimeoutError,
   WorkerPool,
 } from '@nemo-gym/core';
 import type { ScoreResult } from './src/validate.js';
@@ -62,7 +63,24 @@ export const server = defineResourcesServer({
     body: StructuredOutputsVerifyRequestSchema,
     handler: async (body, ctx) => {
       const text = responseText(body.response.output as unknown[]);
-      const result = (await ctx.state.pool.run('scoreJson', [body.schema_str, text])) as ScoreResult;
+      let result: ScoreResult;
+      try {
+        result = await ctx.state.pool.run<ScoreResult>('scoreJson', [body.schema_str, text]);
+      } catch (e) {
+        if (e instanceof TimeoutError || (e as { code?: unknown }).code === 'NG_ERR_TIMEOUT') {
+          throw new HttpError(422, [
+            {
+              type: 'value_error',
+              loc: ['body', 'schema_str'],
+              msg:
+                `validating this response against the schema did not finish within ${ctx.config.validation_timeout_ms} ms; ` +
+                'a `pattern` in the schema probably backtracks catastrophically (nested quantifiers like (a+)+): simplify it',
+              input: null,
+            },
+          ]);
+        }
+        throw e;
+      }
       if (result.stage === 'unsupported') {
         throw new HttpError(422, [
           { type: 'value_error', loc: ['body', 'schema_str'], msg: `the schema cannot be checked here: ${result.message}`, input: null },

@@ -198,7 +198,8 @@ export function parseAnswerColon(
 }
 
 export interface GradeInput {
-  output: readonly unknown[];
+  /** Assistant text, from `extractAssistantText`. */
+  text: string;
   options?: readonly OptionEntry[] | null;
   expected_answer?: string | null;
   grading_mode: GradingMode;
@@ -211,22 +212,25 @@ export interface GradeResult {
   extracted_answer: string | null;
 }
 
+/** The row's `output_regex` when it has one to apply (a non-string is an `OutputRegexError`). */
+export function outputRegexOf(tm: Record<string, unknown> | null | undefined): string | null {
+  if (!tm || Object.keys(tm).length === 0 || !Object.prototype.hasOwnProperty.call(tm, 'output_regex')) return null;
+  const pattern = tm.output_regex;
+  if (typeof pattern !== 'string') {
+    const kind = pattern === null ? 'null' : Array.isArray(pattern) ? 'an array' : `a ${typeof pattern}`;
+    throw new OutputRegexError(`template_metadata.output_regex must be a string (a Python regular expression), got ${kind}`);
+  }
+  return pattern;
+}
+
 export function grade(input: GradeInput): GradeResult {
-  const text = extractAssistantText(input.output);
+  const { text } = input;
   const options = input.options ?? null;
   const allowed = allowedLetters(options);
   let pred: string | null = null;
 
-  const tm = input.template_metadata;
-  if (tm && Object.keys(tm).length > 0 && Object.prototype.hasOwnProperty.call(tm, 'output_regex')) {
-    const pattern = tm.output_regex;
-    if (typeof pattern !== 'string') {
-      throw new OutputRegexError(
-        `template_metadata.output_regex must be a string (a Python regular expression), got ${pattern === null ? 'null' : Array.isArray(pattern) ? 'array' : typeof pattern}`,
-      );
-    }
-    pred = parseWithCustomRegex(text, pattern, allowed, options);
-  }
+  const pattern = outputRegexOf(input.template_metadata);
+  if (pattern !== null) pred = parseWithCustomRegex(text, pattern, allowed, options);
 
   if (pred === null) {
     if (input.grading_mode === 'strict_single_letter_boxed') {
@@ -241,4 +245,16 @@ export function grade(input: GradeInput): GradeResult {
   const gold = pyStrip(input.expected_answer ?? '').toUpperCase();
   const reward = pred !== null && gold !== '' && pred === gold ? 1.0 : 0.0;
   return { reward, expected_answer: gold, extracted_answer: pred };
+}
+
+export type GradeOutcome = { ok: true; result: GradeResult } | { ok: false; regexError: string };
+
+/** Worker-thread entry: plain data in and out (the error class does not cross threads). */
+export function gradeTask(input: GradeInput): GradeOutcome {
+  try {
+    return { ok: true, result: grade(input) };
+  } catch (e) {
+    if (e instanceof OutputRegexError) return { ok: false, regexError: e.message };
+    throw e;
+  }
 }

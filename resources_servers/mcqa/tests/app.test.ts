@@ -226,6 +226,33 @@ describe('bad input', () => {
   });
 });
 
+describe('dataset regexes that never finish', () => {
+  let slow: App;
+  beforeAll(async () => {
+    slow = await server.build({ config: { name: 'mcqa', domain: 'knowledge', num_workers: 1, grading_timeout_ms: 300 } });
+  });
+  afterAll(async () => {
+    await slow.close();
+  });
+
+  it('a catastrophically backtracking output_regex is stopped and reported as a 422', async (ctx) => {
+    if (!slow.ngContext.state.pool.threaded) {
+      console.log('skipping: mcqa is not built (run pnpm build), so grading runs inline and cannot be stopped');
+      ctx.skip();
+    }
+    const res = await slow.inject({
+      method: 'POST',
+      url: '/verify',
+      payload: row(`${'a'.repeat(40)}!`, { options: ABCD, expected_answer: 'A', template_metadata: { output_regex: '(a+)+$' } }),
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toContain('did not finish');
+    // the server keeps answering
+    const ok = await slow.inject({ method: 'POST', url: '/verify', payload: row('\\boxed{A}', { options: ABCD, expected_answer: 'A' }) });
+    expect(ok.json().reward).toBe(1);
+  });
+});
+
 const dataDir = sharedPath('upstream-data', 'mcqa');
 const pairs: [string, string][] = [
   ['example.jsonl', 'example_rollouts.jsonl'],

@@ -227,6 +227,29 @@ describe('bad input', () => {
   });
 });
 
+describe('schemas whose pattern never finishes', () => {
+  let slow: App;
+  beforeAll(async () => {
+    slow = await server.build({ config: { name: 'structured_outputs', domain: 'instruction_following', num_workers: 1, validation_timeout_ms: 1500 } });
+  });
+  afterAll(async () => {
+    await slow.close();
+  });
+
+  it('validation is stopped and reported as a 422; the server keeps answering', async (ctx) => {
+    if (!slow.ngContext.state.pool.threaded) {
+      console.log('skipping: structured_outputs is not built (run pnpm build), so validation runs inline and cannot be stopped');
+      ctx.skip();
+    }
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
+    const res = await slow.inject({ method: 'POST', url: '/verify', payload: body(schema, [message(JSON.stringify({ s: `${'a'.repeat(40)}!` }))]) });
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toContain('did not finish');
+    const ok = await slow.inject({ method: 'POST', url: '/verify', payload: body(schema, [message('{"s": "aaa"}')]) });
+    expect(ok.json().reward, ok.body).toBe(1);
+  });
+});
+
 const dataDir = sharedPath('upstream-data', 'structured_outputs');
 
 function readJsonl(p: string): Record<string, unknown>[] {
