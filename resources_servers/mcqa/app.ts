@@ -25,8 +25,8 @@ export const MCQAConfigSchema = ResourcesServerConfigSchema.extend({
 
 export const MCQARunFieldsSchema = z.object({
   uuid: z.string().nullable().optional(),
-  /** e.g. `[{"A": "Karyotyping"}, {"B": "PCR"}]` */
-  options: z.array(z.record(z.string(), z.string())).nullable().optional(),
+  /** e.g. `[{"A": "Karyotyping"}, {"B": "PCR"}]`; a null text marks an option that does not exist. */
+  options: z.array(z.record(z.string(), z.string().nullable())).nullable().optional(),
   expected_answer: z.string().nullable().optional(),
   /** Carried along for dataset bookkeeping; never read. */
   metadata: z.record(z.string(), z.unknown()).nullable().optional(),
@@ -36,6 +36,12 @@ export const MCQARunFieldsSchema = z.object({
 });
 
 export const MCQAVerifyRequestSchema = BaseVerifyRequestSchema.extend(MCQARunFieldsSchema.shape);
+
+/** Null-valued options are dropped: they are neither allowed letters nor matchable text. */
+function withoutNullOptions(options: Record<string, string | null>[] | null | undefined): Record<string, string>[] | null | undefined {
+  if (!options) return options;
+  return options.map((entry) => Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== null)) as Record<string, string>);
+}
 
 function regexProblem(msg: string, input: unknown): HttpError {
   return new HttpError(422, [{ type: 'value_error', loc: ['body', 'template_metadata', 'output_regex'], msg, input: input ?? null }]);
@@ -65,7 +71,7 @@ export const server = defineResourcesServer({
       }
       const input = {
         text: extractAssistantText(body.response.output as unknown[]),
-        options: body.options,
+        options: withoutNullOptions(body.options),
         expected_answer: body.expected_answer,
         grading_mode: body.grading_mode,
         template_metadata: body.template_metadata,

@@ -183,9 +183,12 @@ describe('bad input', () => {
     expect(JSON.stringify(json.detail)).toContain('grading_mode');
   });
 
-  it('an option with a null value is a 422', async () => {
-    const { status } = await verify(row('x', { options: [{ A: null }], expected_answer: 'A' }));
-    expect(status).toBe(422);
+  it('an option with a null text is not an allowed letter (fixed upstream after the reference commit)', async () => {
+    const options = [{ A: null }, { B: 'optB' }, { C: 'optC' }];
+    expect((await verify(row('\\boxed{A}', { options, expected_answer: 'A' }))).json).toMatchObject({ reward: 0, extracted_answer: null });
+    expect((await verify(row('\\boxed{B}', { options, expected_answer: 'B' }))).json).toMatchObject({ reward: 1, extracted_answer: 'B' });
+    expect((await verify(row('Answer: optC', { options, expected_answer: 'C', grading_mode: 'lenient_answer_colon' }))).json.reward).toBe(1);
+    expect((await verify(row('x', { options: [{ A: 5 }], expected_answer: 'A' }))).status).toBe(422);
   });
 
   it('options of the wrong type are a 422', async () => {
@@ -229,7 +232,7 @@ describe('bad input', () => {
 describe('dataset regexes that never finish', () => {
   let slow: App;
   beforeAll(async () => {
-    slow = await server.build({ config: { name: 'mcqa', domain: 'knowledge', num_workers: 1, grading_timeout_ms: 300 } });
+    slow = await server.build({ config: { name: 'mcqa', domain: 'knowledge', num_workers: 1, grading_timeout_ms: 1500 } });
   });
   afterAll(async () => {
     await slow.close();
