@@ -205,6 +205,10 @@ export class RolloutIndex {
    */
   async search(query: string): Promise<Set<number>> {
     const q = query.toLowerCase();
+    // A query of plain printable ASCII (no quote or backslash) appears literally in the JSON text
+    // wherever it appears in the decoded strings, so the raw line is enough. Other queries are
+    // also matched against the decoded strings of lines that contain escapes.
+    const plain = /^[\x20-\x7e]*$/.test(q) && !/["\\/]/.test(q);
     const hits = new Set<number>();
     const stream = createReadStream(this.path, { highWaterMark: 1 << 20 });
     let pending: Buffer[] = [];
@@ -212,9 +216,8 @@ export class RolloutIndex {
     const test = () => {
       const text = (pending.length === 1 ? pending[0]! : Buffer.concat(pending)).toString('utf8');
       pending = [];
-      const lower = text.toLowerCase();
-      if (lower.includes(q)) hits.add(index);
-      else if (text.includes('\\')) {
+      if (text.toLowerCase().includes(q)) hits.add(index);
+      else if (!plain && text.includes('\\')) {
         try {
           if (collectStrings(JSON.parse(text)).toLowerCase().includes(q)) hits.add(index);
         } catch {
@@ -269,13 +272,19 @@ export class RolloutIndex {
   }
 }
 
-function collectStrings(v: unknown, out: string[] = []): string {
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) collectStrings(x, out);
-  else if (isObj(v)) for (const [k, x] of Object.entries(v)) {
-    out.push(k);
-    collectStrings(x, out);
-  }
+function collectStrings(root: unknown): string {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (isObj(v)) {
+      for (const [k, x] of Object.entries(v)) {
+        out.push(k);
+        walk(x);
+      }
+    }
+  };
+  walk(root);
   return out.join('\n');
 }
 
