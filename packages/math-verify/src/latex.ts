@@ -908,7 +908,8 @@ class LatexParser {
     if (fname === 'log' || fname === 'ln') {
       let base: Node = fname === 'log' ? int(10) : cnst('E');
       if (sub) base = sub;
-      expr = base.t === 'Const' && base.name === 'E' ? { t: 'Func', name: 'log', args } : { t: 'Func', name: 'log', args: [args[0]!, base] };
+      // sympy.log(arg, base, evaluate=False) keeps the base, E included: log(2, E)
+      expr = { t: 'Func', name: 'log', args: [args[0]!, base] };
     } else if (fname === 'exp') {
       expr = args[0]!.t === 'Integer' && (args[0] as { v: bigint }).v === 1n ? cnst('E') : { t: 'Func', name: 'exp', args };
     } else {

@@ -14,7 +14,7 @@ export interface MathVerifierOptions {
 }
 
 type Job = { id: number; expected: string; generated: string; resolve: (r: LibraryResult & { timedOut?: boolean }) => void };
-type Slot = { worker: Worker; job: Job | null; timer: NodeJS.Timeout | null };
+type Slot = { worker: Worker; job: Job | null; timer: NodeJS.Timeout | null; ready: boolean };
 
 function workerFile(): string | null {
   const here = fileURLToPath(import.meta.url);
@@ -43,9 +43,14 @@ export class MathVerifier {
 
   private spawn(): Slot {
     const worker = new Worker(this.file!);
-    const slot: Slot = { worker, job: null, timer: null };
+    const slot: Slot = { worker, job: null, timer: null, ready: false };
     worker.unref();
-    worker.on('message', (msg: { id: number; result: LibraryResult }) => {
+    worker.on('message', (msg: { id: number; result: LibraryResult; ready?: boolean }) => {
+      if (msg.ready) {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
       const job = slot.job;
       if (!job || job.id !== msg.id) return;
       this.finish(slot, msg.result);
@@ -80,7 +85,7 @@ export class MathVerifier {
 
   private pump(): void {
     for (const slot of this.slots) {
-      if (slot.job || this.queue.length === 0) continue;
+      if (!slot.ready || slot.job || this.queue.length === 0) continue;
       const job = this.queue.shift()!;
       slot.job = job;
       slot.timer = setTimeout(() => this.replace(slot, { reward: 0.0, extracted: null, timedOut: true }), this.timeoutMs);
