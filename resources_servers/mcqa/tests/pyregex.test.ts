@@ -76,6 +76,15 @@ describe('translation details', () => {
     }
   });
 
+  it('emulated case-insensitivity knows the same special pairs as the engine flag', () => {
+    // Python: re.match('(?i:ß)', 'ẞ'), re.match('(?i:s)', 'ſ'), re.match('(?i:k)', '\u212a') all match
+    expect(new PyRegex('(?i:ß)').search('ẞ')).not.toBeNull();
+    expect(new PyRegex('(?i:s)').search('ſ')).not.toBeNull();
+    expect(new PyRegex('(?i:k)').search('\u212a')).not.toBeNull();
+    expect(new PyRegex('(?i:[a-c])x').search('Bx')).not.toBeNull();
+    expect(new PyRegex('(?i:[a-c])x').search('BX')).toBeNull();
+  });
+
   it('counts empty-match positions in code points for astral characters', () => {
     expect(new PyRegex('').findall('😀a')).toEqual(['', '', '']);
   });

@@ -119,6 +119,45 @@ function escCp(cp: number): string {
   return `\\u{${hex(cp)}}`;
 }
 
+let caseClasses: Map<number, number[]> | null = null;
+
+/**
+ * Classes of code points equal under case-insensitive matching: the closure of single-code-point
+ * `toLowerCase`/`toUpperCase` mappings (so `s`, `S` and `ſ`; `k`, `K` and the Kelvin sign; `ß` and
+ * `ẞ` end up together). Built once, on first use.
+ */
+function buildCaseClasses(): Map<number, number[]> {
+  const parent = new Map<number, number>();
+  const find = (x: number): number => {
+    let r = x;
+    while (parent.has(r) && parent.get(r) !== r) r = parent.get(r)!;
+    parent.set(x, r);
+    return r;
+  };
+  const union = (a: number, b: number) => {
+    const ra = find(a);
+    const rb = find(b);
+    if (ra !== rb) parent.set(ra, rb);
+  };
+  for (let cp = 0; cp <= 0x1ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const ch = String.fromCodePoint(cp);
+    for (const v of [ch.toLowerCase(), ch.toUpperCase()]) {
+      if (v !== ch && [...v].length === 1) union(cp, v.codePointAt(0)!);
+    }
+  }
+  const classes = new Map<number, number[]>();
+  for (const cp of parent.keys()) {
+    const r = find(cp);
+    const list = classes.get(r) ?? [];
+    list.push(cp);
+    classes.set(r, list);
+  }
+  const out = new Map<number, number[]>();
+  for (const list of classes.values()) if (list.length > 1) for (const cp of list) out.set(cp, list);
+  return out;
+}
+
 /** Single-code-point case variants of a character (itself included). */
 function caseVariants(cp: number, asciiOnly: boolean): number[] {
   const ch = String.fromCodePoint(cp);
@@ -126,16 +165,8 @@ function caseVariants(cp: number, asciiOnly: boolean): number[] {
     if (!ASCII_LETTER.test(ch)) return [cp];
     return [ch.toLowerCase().codePointAt(0)!, ch.toUpperCase().codePointAt(0)!];
   }
-  const out = new Set<number>([cp]);
-  for (const v of [ch.toLowerCase(), ch.toUpperCase()]) {
-    if ([...v].length === 1) out.add(v.codePointAt(0)!);
-  }
-  // characters whose lower and upper forms differ from each other (e.g. title-case letters)
-  for (const v of [...out]) {
-    const s = String.fromCodePoint(v);
-    for (const w of [s.toLowerCase(), s.toUpperCase()]) if ([...w].length === 1) out.add(w.codePointAt(0)!);
-  }
-  return [...out];
+  caseClasses ??= buildCaseClasses();
+  return caseClasses.get(cp) ?? [cp];
 }
 
 const RANGE_CASE_EXPANSION_LIMIT = 4096;
