@@ -5,8 +5,9 @@ import { dumpConfigCommand } from './dump-config.js';
 import { helpCommand } from './help.js';
 import { collectRolloutsCommand } from './collect-rollouts.js';
 import { quickstartCommand } from './quickstart.js';
+import { benchCommand } from '../bench/bench.js';
 
-export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, dumpConfigCommand, helpCommand];
+export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, benchCommand, dumpConfigCommand, helpCommand];
 
 export function findCommand(name: string): CommandSpec | undefined {
   const n = name.replace(/^(ng|nemo_gym)[-_]/, '').replace(/_/g, '-');

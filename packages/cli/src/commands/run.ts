@@ -83,7 +83,9 @@ export class ServerFleet {
     for (const p of plans) {
       const host = String(p.inner.host);
       const port = Number(p.inner.port);
-      const child = spawn(process.execPath, [p.script], {
+      // Extra node flags for every server, e.g. NEMO_GYM_NODE_ARGS="--max-old-space-size=8192" or "--cpu-prof".
+      const nodeArgs = (process.env.NEMO_GYM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+      const child = spawn(process.execPath, [...nodeArgs, p.script], {
         cwd: join(root, p.serverType, p.impl),
         env: {
           ...process.env,

@@ -1,0 +1,265 @@
+/**
+ * `pnpm bench`: rollout throughput and overhead, measured, not asserted.
+ *
+ * A: N rollouts at concurrency C through simple_agent + simple_weather + openai_model against a
+ *    stub model on 127.0.0.1, next to a bare node:http chain with the same hops, same run.
+ * B: many rollouts in flight at once (stub holds every answer for a while).
+ * C: (optional) ng-collect-rollouts peak memory on a large input file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { Agent, request } from 'undici';
+import { findOpenPort, parseGlobalConfig, repoRoot, type ConfigDict } from '@nemo-gym/core';
+import type { CommandSpec } from '../runtime.js';
+import { ServerFleet } from '../commands/run.js';
+
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+
+interface Child {
+  proc: ChildProcess;
+  port: number;
+}
+
+async function spawnChild(script: string, args: string[]): Promise<Child> {
+  const proc = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.on('line', (l) => {
+      const m = /^ready (\d+)/.exec(l);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.once('exit', (c) => reject(new Error(`${script} exited with ${c}`)));
+  });
+  return { proc, port };
+}
+
+function stopChild(c: Child): void {
+  c.proc.stdin?.end();
+  c.proc.kill('SIGTERM');
+}
+
+const CLK_TCK = 100;
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+const ROW = {
+  responses_create_params: {
+    input: [
+      { role: 'developer', content: 'You are a weather assistant.' },
+      { role: 'user', content: 'What is the weather in Paris?' },
+    ],
+    tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true, description: '' }],
+  },
+};
+
+interface DriveResult {
+  n: number;
+  errors: number;
+  firstError?: string;
+  wallS: number;
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+/** Sends n /run requests with at most c in flight, over pipelined keep-alive sockets. */
+async function drive(url: string, n: number, c: number): Promise<DriveResult> {
+  const connections = Math.min(c, 1024);
+  const dispatcher = new Agent({ connections, pipelining: Math.ceil(c / connections), keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0, connect: { timeout: 60_000 } });
+  const body = JSON.stringify(ROW);
+  const lat: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const t0 = performance.now();
+      try {
+        const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher, idempotent: true });
+        const text = await res.body.text();
+        if (res.statusCode !== 200 || !text.includes('"reward":1')) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+        lat.push(performance.now() - t0);
+      } catch (err) {
+        errors++;
+        firstError ??= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: c }, worker));
+  const wallS = (performance.now() - started) / 1000;
+  await dispatcher.close();
+  lat.sort((a, b) => a - b);
+  const pct = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]! : NaN);
+  return { n, errors, firstError, wallS, rate: (n - errors) / wallS, p50: pct(0.5), p99: pct(0.99) };
+}
+
+async function oursStack(stubPort: number, pipelining: number, connections: number): Promise<{ fleet: ServerFleet; config: ConfigDict }> {
+  const headPort = await findOpenPort([]);
+  const { config } = await parseGlobalConfig({
+    skipEnv: true,
+    argv: [
+      '+config_paths=[resources_servers/simple_weather/configs/simple_weather.yaml,responses_api_models/openai_model/configs/openai_model.yaml]',
+      `+policy_base_url=http://127.0.0.1:${stubPort}/v1`,
+      '+policy_api_key=bench-not-a-key',
+      '+policy_model_name=stub',
+      `+head_server.port=${headPort}`,
+      `+http_pipelining=${pipelining}`,
+      `+http_connections_per_host=${connections}`,
+    ],
+  });
+  const fleet = new ServerFleet(config, { out: () => undefined });
+  await fleet.start();
+  await fleet.waitReady();
+  return { fleet, config };
+}
+
+function fmt(x: number, d = 1): string {
+  return Number.isFinite(x) ? x.toFixed(d) : '-';
+}
+
+function num(config: ConfigDict, key: string, def: number): number {
+  const v = config[key];
+  return typeof v === 'number' ? v : def;
+}
+
+async function sectionThroughput(n: number, c: number, delayMs: number): Promise<void> {
+  const stubScript = here('./stub-model.js');
+  const stub = await spawnChild(stubScript, ['--delay-ms', String(delayMs)]);
+  try {
+    // Ours.
+    const { fleet } = await oursStack(stub.port, 1, Math.min(c, 1024));
+    const agent = fleet.servers.find((s) => s.name === 'simple_weather_simple_agent')!;
+    await drive(`${agent.url}/run`, Math.min(500, n), Math.min(c, 64));
+    const pids = fleet.servers.map((s) => ({ name: s.name, pid: s.child.pid! }));
+    const cpu0 = pids.map((p) => cpuMs(p.pid));
+    const ours = await drive(`${agent.url}/run`, n, c);
+    const cpu1 = pids.map((p) => cpuMs(p.pid));
+    const oursCpu = pids.map((p, i) => ({ ...p, cpuPerRollout: (cpu1[i]! - cpu0[i]!) / n, rss: peakRssMb(p.pid) }));
+    await fleet.stop();
+
+    // Bare node:http chain.
+    const bareScript = here('./bare-chain.js');
+    const res = await spawnChild(bareScript, ['--role', 'resources']);
+    const model = await spawnChild(bareScript, ['--role', 'model', '--stub-port', String(stub.port)]);
+    const bareAgent = await spawnChild(bareScript, ['--role', 'agent', '--resources-port', String(res.port), '--model-port', String(model.port)]);
+    const bare = [
+      { name: 'agent', c: bareAgent },
+      { name: 'resources', c: res },
+      { name: 'model', c: model },
+    ];
+    await drive(`http://127.0.0.1:${bareAgent.port}/run`, Math.min(500, n), Math.min(c, 64));
+    const b0 = bare.map((b) => cpuMs(b.c.proc.pid!));
+    const bareRes = await drive(`http://127.0.0.1:${bareAgent.port}/run`, n, c);
+    const b1 = bare.map((b) => cpuMs(b.c.proc.pid!));
+    const bareCpu = bare.map((b, i) => ({ name: b.name, cpuPerRollout: (b1[i]! - b0[i]!) / n, rss: peakRssMb(b.c.proc.pid!) }));
+    for (const b of bare) stopChild(b.c);
+
+    const row = (label: string, r: DriveResult, cpu: { cpuPerRollout: number }[]) =>
+      `${label.padEnd(34)} ${fmt(r.rate).padStart(9)} ${fmt(r.p50).padStart(9)} ${fmt(r.p99).padStart(9)} ${fmt(cpu.reduce((a, x) => a + x.cpuPerRollout, 0), 3).padStart(10)} ${String(r.errors).padStart(7)}`;
+    console.log(`\n== A. ${n} rollouts at concurrency ${c}, stub delay ${delayMs} ms (8 HTTP hops per rollout) ==`);
+    console.log(`${'stack'.padEnd(34)} ${'rollout/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'CPU ms/r'.padStart(10)} ${'errors'.padStart(7)}`);
+    console.log(row('NeMo Gym TS (agent+weather+openai)', ours, oursCpu));
+    console.log(row('bare node:http chain', bareRes, bareCpu));
+    console.log(`throughput ratio ours/bare: ${fmt(ours.rate / bareRes.rate, 2)}`);
+    console.log('per server: CPU ms per rollout, peak RSS MB');
+    for (const p of oursCpu) console.log(`  ${p.name.padEnd(30)} ${fmt(p.cpuPerRollout, 3).padStart(8)} ${fmt(p.rss).padStart(8)}`);
+    for (const p of bareCpu) console.log(`  bare ${p.name.padEnd(25)} ${fmt(p.cpuPerRollout, 3).padStart(8)} ${fmt(p.rss).padStart(8)}`);
+    if (ours.firstError) console.log(`first error (ours): ${ours.firstError}`);
+    if (bareRes.firstError) console.log(`first error (bare): ${bareRes.firstError}`);
+  } finally {
+    stopChild(stub);
+  }
+}
+
+async function sectionInFlight(n: number, delayMs: number): Promise<void> {
+  const stub = await spawnChild(here('./stub-model.js'), ['--delay-ms', String(delayMs)]);
+  try {
+    const pipelining = Math.ceil(n / 1024);
+    const { fleet } = await oursStack(stub.port, pipelining, 1024);
+    const agent = fleet.servers.find((s) => s.name === 'simple_weather_simple_agent')!;
+    const r = await drive(`${agent.url}/run`, n, n);
+    const stats = (await (await request(`http://127.0.0.1:${stub.port}/stats`)).body.json()) as { maxInFlight: number; served: number };
+    console.log(`\n== B. ${n} rollouts in flight at once, stub delay ${delayMs} ms ==`);
+    console.log(`completed ${n - r.errors}/${n}, errors ${r.errors}, wall ${fmt(r.wallS)} s, p50 ${fmt(r.p50 / 1000, 2)} s, p99 ${fmt(r.p99 / 1000, 2)} s`);
+    console.log(`most model requests held by the stub at once: ${stats.maxInFlight} (two model calls per rollout)`);
+    for (const s of fleet.servers) console.log(`  ${s.name.padEnd(30)} peak RSS ${fmt(peakRssMb(s.child.pid!))} MB`);
+    if (r.firstError) console.log(`first error: ${r.firstError}`);
+    await fleet.stop();
+  } finally {
+    stopChild(stub);
+  }
+}
+
+async function sectionCollector(rows: number): Promise<void> {
+  const stub = await spawnChild(here('./stub-model.js'), ['--delay-ms', '0']);
+  const dir = mkdtempSync(join(tmpdir(), 'ng-bench-'));
+  try {
+    const { fleet, config } = await oursStack(stub.port, 1, 1024);
+    const input = join(dir, 'input.jsonl');
+    const line = `${JSON.stringify(ROW)}\n`;
+    writeFileSync(input, line.repeat(rows));
+    const head = config.head_server as { port: number };
+    const bin = join(repoRoot(), 'packages', 'cli', 'bin', 'ng-collect-rollouts.js');
+    const started = Date.now();
+    const proc = spawn(process.execPath, [bin, `+head_server.port=${head.port}`, '+agent_name=simple_weather_simple_agent', `+input_jsonl_fpath=${input}`, `+output_jsonl_fpath=${join(dir, 'out.jsonl')}`, '+num_samples_in_parallel=256'], { stdio: ['ignore', 'ignore', 'ignore'] });
+    let peak = 0;
+    const poll = setInterval(() => {
+      const v = peakRssMb(proc.pid!);
+      if (Number.isFinite(v)) peak = Math.max(peak, v);
+    }, 100);
+    const code = await new Promise<number | null>((r) => proc.once('exit', r));
+    clearInterval(poll);
+    const wall = (Date.now() - started) / 1000;
+    console.log(`\n== C. ng-collect-rollouts on ${rows} rows ==`);
+    console.log(`exit ${code}, ${fmt(rows / wall)} rollouts/s, collector peak RSS ${fmt(peak)} MB (sampled every 100 ms)`);
+    await fleet.stop();
+  } finally {
+    stopChild(stub);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const benchCommand: CommandSpec = {
+  name: 'bench',
+  summary: 'Measure rollout throughput, latency, CPU and memory against a bare node:http chain',
+  flags: [
+    { name: 'rollouts', type: 'int', description: 'rollouts in section A (default 10000)' },
+    { name: 'concurrency', type: 'int', description: 'concurrency in section A (default 512)' },
+    { name: 'delay_ms', type: 'int', description: 'stub model delay in section A (default 0)' },
+    { name: 'inflight', type: 'int', description: 'rollouts held in flight in section B (default 16000; 0 skips)' },
+    { name: 'inflight_delay_ms', type: 'int', description: 'stub delay in section B (default 2000)' },
+    { name: 'collector_rows', type: 'int', description: 'input rows for section C (default 0 = skip; e.g. 200000)' },
+  ],
+  main: async (config) => {
+    const n = num(config, 'rollouts', 10000);
+    const c = num(config, 'concurrency', 512);
+    console.log(`NeMo Gym TS benchmark — node ${process.version}, all servers on 127.0.0.1`);
+    await sectionThroughput(n, c, num(config, 'delay_ms', 0));
+    const inflight = num(config, 'inflight', 16000);
+    if (inflight > 0) await sectionInFlight(inflight, num(config, 'inflight_delay_ms', 2000));
+    const rows = num(config, 'collector_rows', 0);
+    if (rows > 0) await sectionCollector(rows);
+    return 0;
+  },
+};
