@@ -32,6 +32,7 @@ export const MathWithCodeConfigSchema = ResourcesServerConfigSchema.extend({
   allow_network: z.boolean().default(false),
   allow_subprocesses: z.boolean().default(false),
   preload_modules: z.array(z.string()).default(['numpy', 'scipy', 'pandas']),
+  readable_paths: z.array(z.string()).default([]),
 });
 export type MathWithCodeConfig = z.output<typeof MathWithCodeConfigSchema>;
 
@@ -44,6 +45,8 @@ export const MathWithCodeVerifyRequestSchema = BaseVerifyRequestSchema.extend({
 
 interface State {
   pool: SessionPool;
+  /** What the sandbox could put in force here (from the startup check). */
+  sandboxStatus: { networkNamespace: string; seccomp: string; landlock: string; capabilities: string };
 }
 
 const EMPTY_RESULT = { success: true, stdout: '', stderr: '', error_message: null, result: null };
@@ -68,17 +71,29 @@ export const server = defineResourcesServer({
       preloadModules: config.preload_modules,
       allowSubprocesses: config.allow_subprocesses,
       allowNetwork: config.allow_network,
+      readablePaths: config.readable_paths,
     };
     // Start one interpreter now: a broken Python setup fails at startup, not on the first rollout.
     const trial = new PythonInterpreter(sandbox);
+    let sandboxStatus: State['sandboxStatus'];
     try {
       const hello = await trial.start();
+      sandboxStatus = {
+        networkNamespace: probe.wrapper.length ? probe.wrapper.join(' ') : 'none',
+        seccomp: hello.seccomp,
+        landlock: hello.landlock,
+        capabilities: hello.capabilities,
+      };
       const isolation = probe.wrapper.length ? probe.wrapper.join(' ') : 'none';
       log.info(
         `python ${hello.python} at ${probe.python}; network namespace: ${isolation}; seccomp: ${hello.seccomp}; ` +
-          `capabilities: ${hello.capabilities}; memory ${config.memory_limit_mb} MiB, ${config.max_execution_time} s per call`,
+          `landlock: ${hello.landlock}; capabilities: ${hello.capabilities}; ` +
+          `memory ${config.memory_limit_mb} MiB, ${config.max_execution_time} s per call`,
       );
       if (hello.seccomp !== 'active') log.warn(`seccomp filter not installed (${hello.seccomp}): model code may start processes`);
+      if (!hello.landlock.startsWith('active')) {
+        log.warn(`Landlock not in force (${hello.landlock}): model code can read every file this server's user can read`);
+      }
       if (hello.missing_modules.length) {
         log.warn(
           `Python modules not importable by ${probe.python}: ${hello.missing_modules.join(', ')}; model code that ` +
@@ -97,7 +112,7 @@ export const server = defineResourcesServer({
       prespawn: config.prespawn,
       onNote: (msg) => log.warn(msg),
     });
-    return { pool };
+    return { pool, sandboxStatus };
   },
   tools: {
     execute_python: {

@@ -18,6 +18,8 @@ import json
 import os
 import resource
 import signal
+import stat
+import struct
 import sys
 
 SETTINGS = json.loads(sys.argv[1])
@@ -94,7 +96,6 @@ JGE_K = 0x35
 JSET_K = 0x45
 RET_K = 0x06
 CLONE_THREAD = 0x00010000
-AF_UNIX = 1
 
 
 class _SockFilter(ctypes.Structure):
@@ -107,7 +108,7 @@ class _SockFprog(ctypes.Structure):
 
 def _build_filter(arch_id, nr, own_pid, allow_processes, allow_network):
     """A classic-BPF seccomp program. Blocks: creating processes and running other programs
-    (unless allowed), non-UNIX sockets (unless allowed), io_uring (it can open sockets without
+    (unless allowed), creating sockets (unless allowed), io_uring (it can open sockets without
     the socket syscall), ptrace and cross-process memory access, and signals to any process
     but this one."""
     prog = []
@@ -127,7 +128,9 @@ def _build_filter(arch_id, nr, own_pid, allow_processes, allow_network):
         # clone: threads (CLONE_THREAD) are fine, new processes are not.
         rules.append((nr["clone"], [("ld_arg0",), ("jset", CLONE_THREAD, "allow", eperm)]))
     if not allow_network:
-        rules.append((nr["socket"], [("ld_arg0",), ("jeq", AF_UNIX, "allow", _ret_errno(errno.ENETUNREACH))]))
+        # No new sockets at all: UNIX sockets too, since a socket file such as a container
+        # runtime's would otherwise be reachable. (Already-open descriptors keep working.)
+        rules.append((nr["socket"], [("ret", _ret_errno(errno.ENETUNREACH))]))
     rules.append((nr["io_uring_setup"], [("ret", _ret_errno(errno.ENOSYS))]))
     for name in ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd",
                  "pidfd_send_signal", "tkill"):
@@ -210,6 +213,87 @@ def die_with_parent():
             os._exit(0)
     except Exception:
         pass
+
+
+# Landlock (Linux 5.13+): the filesystem view of the interpreter. Read-only: the system library
+# folders and the interpreter's own folders; read-write: the session's scratch folder; nothing
+# else (so no repository files, no other processes' /proc entries, no sockets files).
+LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1, 2, 4, 8
+FS_TRUNCATE, FS_IOCTL_DEV = 1 << 14, 1 << 15
+READ_ONLY_PATHS = [
+    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/opt",
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
+    "/etc/group", "/etc/nsswitch.conf", "/etc/mime.types",
+    "/sys/devices/system/cpu", "/proc/self", "/proc/cpuinfo", "/proc/meminfo",
+    "/dev/urandom", "/dev/random", "/dev/zero",
+]
+READ_WRITE_FILES = ["/dev/null"]
+
+
+def _landlock_paths():
+    paths = list(READ_ONLY_PATHS)
+    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]:
+        paths.append(p)
+    for p in sys.path:
+        if p and os.path.isabs(p):
+            paths.append(p)
+    for extra in SETTINGS.get("readable_paths") or []:
+        paths.append(extra)
+    return paths
+
+
+def install_landlock():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 0:
+        return "unavailable: " + os.strerror(ctypes.get_errno())
+    handled_fs = (1 << 13) - 1
+    if abi >= 2:
+        handled_fs |= 1 << 13  # REFER
+    if abi >= 3:
+        handled_fs |= FS_TRUNCATE
+    if abi >= 5:
+        handled_fs |= FS_IOCTL_DEV
+    handled_net = 0 if (abi < 4 or SETTINGS.get("allow_network")) else 3  # bind + connect TCP
+    scoped = 3 if abi >= 6 else 0  # abstract UNIX sockets + signals outside this sandbox
+    size = 8 if abi < 4 else (16 if abi < 6 else 24)
+    attr = ctypes.create_string_buffer(struct.pack("<QQQ", handled_fs, handled_net, scoped)[:size], size)
+    ruleset = libc.syscall(LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return "ruleset failed: " + os.strerror(ctypes.get_errno())
+    file_rights = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (handled_fs & (FS_TRUNCATE | FS_IOCTL_DEV))
+    failed = []
+
+    def allow(path, rights):
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                rights &= file_rights
+            rule = ctypes.create_string_buffer(struct.pack("<Qi", rights & handled_fs, fd), 12)
+            if libc.syscall(LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0)) != 0:
+                failed.append("%s (%s)" % (path, os.strerror(ctypes.get_errno())))
+        finally:
+            os.close(fd)
+
+    try:
+        for path in _landlock_paths():
+            allow(path, FS_EXECUTE | FS_READ_FILE | FS_READ_DIR)
+        for path in READ_WRITE_FILES:
+            allow(path, FS_READ_FILE | FS_WRITE_FILE)
+        if SETTINGS.get("workdir"):
+            allow(SETTINGS["workdir"], handled_fs)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return "no_new_privs failed: " + os.strerror(ctypes.get_errno())
+        if libc.syscall(LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return "restrict_self failed: " + os.strerror(ctypes.get_errno())
+    finally:
+        os.close(ruleset)
+    return "active (ABI %d)" % abi + ("; rules not added: " + ", ".join(failed) if failed else "")
 
 
 def install_seccomp():
@@ -359,6 +443,7 @@ def main():
     die_with_parent()
     apply_limits()
     caps = _guarded(drop_capabilities) if SETTINGS.get("drop_capabilities", True) else "kept"
+    landlock = _guarded(install_landlock) if SETTINGS.get("landlock", True) else "disabled"
     seccomp = _guarded(install_seccomp) if SETTINGS.get("seccomp", True) else "disabled"
 
     commands = os.fdopen(CMD_FD, "rb", buffering=0)
@@ -368,7 +453,7 @@ def main():
     def reply(obj):
         replies.write((json.dumps(obj, ensure_ascii=True) + "\n").encode("ascii"))
 
-    reply({"ready": True, "missing_modules": missing, "seccomp": seccomp, "capabilities": caps,
+    reply({"ready": True, "missing_modules": missing, "seccomp": seccomp, "capabilities": caps, "landlock": landlock,
            "python": sys.version.split()[0]})
 
     globals_d = make_globals(preload)

@@ -63,6 +63,8 @@ export interface SandboxOptions extends SandboxLimits {
   preloadModules: string[];
   allowSubprocesses: boolean;
   allowNetwork: boolean;
+  /** Extra folders or files the code may read (Landlock); system and interpreter folders always are. */
+  readablePaths?: string[];
 }
 
 export interface ExecOutcome {
@@ -76,6 +78,7 @@ export interface ExecOutcome {
 export interface WorkerHello {
   missing_modules: string[];
   seccomp: string;
+  landlock: string;
   capabilities: string;
   python: string;
 }
@@ -156,6 +159,7 @@ export class PythonInterpreter {
       preload: o.preloadModules,
       allow_subprocesses: o.allowSubprocesses,
       allow_network: o.allowNetwork,
+      readable_paths: o.readablePaths ?? [],
       parent_pid: process.pid,
     };
     const argv = [...o.wrapper, o.python, '-u', '-B', workerScriptPath(), JSON.stringify(settings)];

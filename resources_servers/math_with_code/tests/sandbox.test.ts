@@ -94,6 +94,8 @@ describe.skipIf(!hasPython)('sandbox', () => {
     const out = await s.run('import socket\nsocket.create_connection(("127.0.0.1", 9), timeout=2)');
     expect(out.success).toBe(false);
     expect(out.error_message).toBe('[Errno 101] Network is unreachable');
+    const unix = await s.run('import socket\nsocket.socket(socket.AF_UNIX).connect("/var/run/docker.sock")');
+    expect(unix.error_message).toBe('[Errno 101] Network is unreachable');
     await stillWorks(s);
   });
 
@@ -111,6 +113,23 @@ describe.skipIf(!hasPython)('sandbox', () => {
     expect(out.error_message).toBe(
       'the interpreter wrote something other than a reply on its reply channel and was stopped; variables defined earlier are lost',
     );
+    await stillWorks(s);
+  });
+
+  it('reads only system and interpreter folders: not the repository, not other processes', async (ctx) => {
+    const { landlock } = app.ngContext.state.sandboxStatus;
+    if (!landlock.startsWith('active')) {
+      console.log(`math_with_code: Landlock is not available here (${landlock}); file isolation test skipped`);
+      ctx.skip();
+    }
+    const s = new Session(app);
+    const repoFile = new URL('../package.json', import.meta.url).pathname;
+    const repo = await s.run(`import io\nio.open(${JSON.stringify(repoFile)}).read()`);
+    expect(repo.error_message).toBe(`[Errno 13] Permission denied: '${repoFile}'`);
+    const environ = await s.run(`import io\nio.open("/proc/${process.pid}/environ").read()`);
+    expect(environ.error_message).toBe(`[Errno 13] Permission denied: '/proc/${process.pid}/environ'`);
+    expect((await s.run('import io, os\nio.open("notes.txt", "w").write("kept")\nio.open("notes.txt").read()')).result).toBe('kept');
+    expect((await s.run('import fractions\nfractions.Fraction(6, 4)')).result).toBe('3/2');
     await stillWorks(s);
   });
 
