@@ -231,8 +231,10 @@ describe('bad input', () => {
 
 describe('dataset regexes that never finish', () => {
   let slow: App;
+  // The limit also covers a replacement worker's start-up (module loading), so it is kept well
+  // above that even on a loaded machine; the pattern below never finishes either way.
   beforeAll(async () => {
-    slow = await server.build({ config: { name: 'mcqa', domain: 'knowledge', num_workers: 1, grading_timeout_ms: 1500 } });
+    slow = await server.build({ config: { name: 'mcqa', domain: 'knowledge', num_workers: 1, grading_timeout_ms: 2500 } });
   });
   afterAll(async () => {
     await slow.close();
