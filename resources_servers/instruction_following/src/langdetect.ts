@@ -235,34 +235,48 @@ function prepareText(input: string): string[] {
   return out;
 }
 
+function isUpperChar(ch: string): boolean {
+  const c = ch.charCodeAt(0);
+  if (c < 0x80) return c >= 0x41 && c <= 0x5a;
+  return pyIsUpper(ch);
+}
+
 function extractNgrams(chars: string[], p: Profiles): string[] {
   const result: string[] = [];
-  let grams: string[] = [' '];
+  // The last (up to) three characters, oldest first; g.length is the gram length.
+  let g: string[] = [' '];
   let capitalword = false;
+  const map = p.wordLangProb;
   for (const raw of chars) {
     const ch = normalizeChar(raw, p.cjkMap);
-    const last = grams[grams.length - 1]!;
+    const last = g[g.length - 1]!;
     let skipAdd = false;
     if (last === ' ') {
-      grams = [' '];
+      g = [' '];
       capitalword = false;
       if (ch === ' ') skipAdd = true;
-    } else if (grams.length >= 3) {
-      grams = grams.slice(1);
+    } else if (g.length >= 3) {
+      g = [g[1]!, g[2]!];
     }
     if (!skipAdd) {
-      grams.push(ch);
-      if (pyIsUpper(ch)) {
-        if (pyIsUpper(last)) capitalword = true;
+      g.push(ch);
+      if (isUpperChar(ch)) {
+        if (isUpperChar(last)) capitalword = true;
       } else {
         capitalword = false;
       }
     }
     if (capitalword) continue;
-    for (let n = 1; n <= 3; n++) {
-      if (grams.length < n) break;
-      const w = grams.slice(grams.length - n).join('');
-      if (w && w !== ' ' && p.wordLangProb.has(w)) result.push(w);
+    const n = g.length;
+    const w1 = g[n - 1]!;
+    if (w1 !== ' ' && map.has(w1)) result.push(w1);
+    if (n >= 2) {
+      const w2 = g[n - 2]! + w1;
+      if (map.has(w2)) result.push(w2);
+      if (n >= 3) {
+        const w3 = g[n - 3]! + w2;
+        if (map.has(w3)) result.push(w3);
+      }
     }
   }
   return result;

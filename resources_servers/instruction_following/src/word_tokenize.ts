@@ -10,38 +10,40 @@ const WS = `[${PY_WS_CLASS}]`;
 // Python `$` without MULTILINE: at the end, or before a final "\n".
 const END_PY = '(?=\\n?(?![\\s\\S]))';
 
-type Rule = [RegExp, string];
+/** [regex, replacement, guard]: the rule only runs when the guard says the text could match. */
+type Rule = [RegExp, string, (t: string) => boolean];
 const r = (src: string, flags = '') => new RegExp(src, `gu${flags}`);
+const has = (...subs: string[]) => (t: string) => subs.some((s) => t.includes(s));
 
 const STARTING_QUOTES: Rule[] = [
-  [r('([«“‘„]|[`]+)'), ' $1 '],
-  [r('^"'), '``'],
-  [r('(``)'), ' $1 '],
-  [r(`([ ([{<])("|'{2})`), '$1 `` '],
-  [r(`(')(?!re|ve|ll|m|t|s|d|n)(${W})${B}`, 'i'), '$1 $2'],
+  [r('([«“‘„]|[`]+)'), ' $1 ', has('«', '“', '‘', '„', '`')],
+  [r('^"'), '``', (t) => t.startsWith('"')],
+  [r('(``)'), ' $1 ', has('``')],
+  [r(`([ ([{<])("|'{2})`), '$1 `` ', has('"', "''")],
+  [r(`(')(?!re|ve|ll|m|t|s|d|n)(${W})${B}`, 'i'), '$1 $2', has("'")],
 ];
 
 const PUNCTUATION: Rule[] = [
-  [r(`([^.])(\\.)([\\])}>"'»”’ ]*)${WS}*$`), '$1 $2 $3 '],
-  [r('([:,])([^\\p{Nd}])'), ' $1 $2'],
-  [r(`([:,])${END_PY}`), ' $1 '],
-  [r('\\.{2,}'), ' $& '],
-  [r('[;@#$%&]'), ' $& '],
-  [r(`([^.])(\\.)([\\])}>"']*)${WS}*$`), '$1 $2$3 '],
-  [r('[?!]'), ' $& '],
-  [r("([^'])' "), "$1 ' "],
-  [r('[*]'), ' $& '],
+  [r(`([^.])(\\.)([\\])}>"'»”’ ]*)${WS}*$`), '$1 $2 $3 ', has('.')],
+  [r('([:,])([^\\p{Nd}])'), ' $1 $2', has(':', ',')],
+  [r(`([:,])${END_PY}`), ' $1 ', has(':', ',')],
+  [r('\\.{2,}'), ' $& ', has('..')],
+  [r('[;@#$%&]'), ' $& ', has(';', '@', '#', '$', '%', '&')],
+  [r(`([^.])(\\.)([\\])}>"']*)${WS}*$`), '$1 $2$3 ', has('.')],
+  [r('[?!]'), ' $& ', has('?', '!')],
+  [r("([^'])' "), "$1 ' ", has("' ")],
+  [r('[*]'), ' $& ', has('*')],
 ];
 
-const PARENS_BRACKETS: Rule = [r('[\\][(){}<>]'), ' $& '];
-const DOUBLE_DASHES: Rule = [r('--'), ' -- '];
+const PARENS_BRACKETS: Rule = [r('[\\][(){}<>]'), ' $& ', has('[', ']', '(', ')', '{', '}', '<', '>')];
+const DOUBLE_DASHES: Rule = [r('--'), ' -- ', has('--')];
 
 const ENDING_QUOTES: Rule[] = [
-  [r('([»”’])'), ' $1 '],
-  [r("''"), " '' "],
-  [r('"'), " '' "],
-  [r("([^' ])('[sS]|'[mM]|'[dD]|') "), '$1 $2 '],
-  [r("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), '$1 $2 '],
+  [r('([»”’])'), ' $1 ', has('»', '”', '’')],
+  [r("''"), " '' ", has("''")],
+  [r('"'), " '' ", has('"')],
+  [r("([^' ])('[sS]|'[mM]|'[dD]|') "), '$1 $2 ', has("' ", "'s ", "'S ", "'m ", "'M ", "'d ", "'D ")],
+  [r("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), '$1 $2 ', has("'", 'N')],
 ];
 
 // Each contraction rule with a literal its match must contain (checked on the lowercased text
@@ -61,18 +63,18 @@ const CONTRACTIONS3: [string, RegExp][] = [
   ["'twas", r(` ('t)(was)${B}`, 'i')],
 ];
 
+function apply(text: string, rule: Rule): string {
+  return rule[2](text) ? text.replace(rule[0], rule[1]) : text;
+}
+
 /** NLTKWordTokenizer.tokenize on one sentence. */
 export function treebankTokenize(text: string): string[] {
-  for (let i = 0; i < STARTING_QUOTES.length; i++) {
-    // The last rule needs an apostrophe.
-    if (i === STARTING_QUOTES.length - 1 && !text.includes("'")) continue;
-    text = text.replace(STARTING_QUOTES[i]![0], STARTING_QUOTES[i]![1]);
-  }
-  for (const [re, sub] of PUNCTUATION) text = text.replace(re, sub);
-  text = text.replace(PARENS_BRACKETS[0], PARENS_BRACKETS[1]);
-  text = text.replace(DOUBLE_DASHES[0], DOUBLE_DASHES[1]);
+  for (const rule of STARTING_QUOTES) text = apply(text, rule);
+  for (const rule of PUNCTUATION) text = apply(text, rule);
+  text = apply(text, PARENS_BRACKETS);
+  text = apply(text, DOUBLE_DASHES);
   text = ` ${text} `;
-  for (const [re, sub] of ENDING_QUOTES) text = text.replace(re, sub);
+  for (const rule of ENDING_QUOTES) text = apply(text, rule);
   // Case-insensitive literal pre-check: lowercasing keeps ASCII letters and apostrophes in place.
   const lower = text.toLowerCase();
   for (const [lit, re] of CONTRACTIONS2) if (lower.includes(lit)) text = text.replace(re, ' $1 $2 ');
