@@ -206,10 +206,11 @@ export function responsesToChatParams(params: ResponseCreateParams, opts: Conver
       return { type: 'function', function: fn };
     });
   }
-  for (const k of ['temperature', 'top_p', 'top_logprobs', 'parallel_tool_calls', 'metadata', 'service_tier', 'store', 'user', 'stream'] as const) {
+  for (const k of ['temperature', 'top_p', 'top_logprobs', 'metadata', 'service_tier', 'store', 'user', 'stream'] as const) {
     if (p[k] !== undefined) rest[k] = p[k];
   }
-  if (p.tool_choice !== undefined) {
+  if (p.parallel_tool_calls !== undefined && p.parallel_tool_calls !== null) rest.parallel_tool_calls = p.parallel_tool_calls;
+  if (p.tool_choice !== undefined && p.tool_choice !== null) {
     const tc = p.tool_choice as unknown;
     // Responses names a forced function as {type, name}; Chat Completions as {type, function: {name}}.
     if (tc && typeof tc === 'object' && (tc as Json).type === 'function' && typeof (tc as Json).name === 'string') {

@@ -246,7 +246,9 @@ export const ResponseCreateParamsSchema = z.strictObject({
   max_tool_calls: z.number().int().nullable().optional(),
   metadata: z.record(z.string(), z.string()).nullable().optional(),
   model: z.string().nullable().optional(),
-  parallel_tool_calls: z.boolean().optional(),
+  // null is accepted for the three defaulted fields: rollout files written before the current
+  // defaults carry `parallel_tool_calls: null` / `tool_choice: null`, and they are fed back to /verify.
+  parallel_tool_calls: z.boolean().nullable().optional(),
   previous_response_id: z.string().nullable().optional(),
   prompt: z.looseObject({ id: z.string() }).nullable().optional(),
   reasoning: ReasoningParamSchema.nullable().optional(),
@@ -254,8 +256,8 @@ export const ResponseCreateParamsSchema = z.strictObject({
   store: z.boolean().nullable().optional(),
   temperature: z.number().nullable().optional(),
   text: z.looseObject({}).nullable().optional(),
-  tool_choice: ResponsesToolChoiceSchema.optional(),
-  tools: z.array(ToolParamSchema).optional(),
+  tool_choice: ResponsesToolChoiceSchema.nullable().optional(),
+  tools: z.array(ToolParamSchema).nullable().optional(),
   top_logprobs: z.number().int().nullable().optional(),
   top_p: z.number().nullable().optional(),
   truncation: z.enum(['auto', 'disabled']).nullable().optional(),

@@ -25,6 +25,16 @@ describe('ResponseCreateParamsSchema', () => {
     }
   });
 
+  it('accepts the null defaults of older rollout files and keeps them in the full dump', () => {
+    const row = { input: 'x', parallel_tool_calls: null, tool_choice: null, tools: null, user: '' };
+    const r = ResponseCreateParamsSchema.parse(row);
+    expect(r).toEqual(row);
+    const d = fullCreateParamsDump(r);
+    expect(d.parallel_tool_calls).toBeNull();
+    expect(d.tool_choice).toBeNull();
+    expect(ResponseCreateParamsSchema.safeParse({ input: 'x', parallel_tool_calls: 'yes' }).success).toBe(false);
+  });
+
   it('requires input and rejects stream: true', () => {
     expect(ResponseCreateParamsSchema.safeParse({}).success).toBe(false);
     expect(ResponseCreateParamsSchema.safeParse({ input: 'x', stream: true }).success).toBe(false);
