@@ -111,7 +111,26 @@ export function evalReal(n: Node, env: Map<string, Dec> = new Map()): Dec {
   return v;
 }
 
+// Trees are never mutated, so closed-form values can be cached per node.
+const CLOSED_CACHE = new WeakMap<Node, Dec | Error>();
+let E_VALUE: Dec | null = null;
+
 function evalRealInner(n: Node, env: Map<string, Dec>): Dec {
+  if (env.size > 0 || isNumber(n) || n.t === 'Symbol') return evalRealUncached(n, env);
+  const hit = CLOSED_CACHE.get(n);
+  if (hit instanceof Error) throw hit;
+  if (hit) return hit;
+  try {
+    const v = evalRealUncached(n, env);
+    CLOSED_CACHE.set(n, v);
+    return v;
+  } catch (e) {
+    CLOSED_CACHE.set(n, e as Error);
+    throw e;
+  }
+}
+
+function evalRealUncached(n: Node, env: Map<string, Dec>): Dec {
   switch (n.t) {
     case 'Integer':
     case 'Rational':
@@ -124,7 +143,7 @@ function evalRealInner(n: Node, env: Map<string, Dec>): Dec {
     }
     case 'Const':
       if (n.name === 'pi') return pi();
-      if (n.name === 'E') return D.exp(1);
+      if (n.name === 'E') return (E_VALUE ??= D.exp(1));
       if (n.name === 'oo') return new D(Infinity);
       if (n.name === '-oo') return new D(-Infinity);
       throw new NotReal();
@@ -146,6 +165,10 @@ function evalRealInner(n: Node, env: Map<string, Dec>): Dec {
           return D.pow(b, e.v.toString());
         }
         return b.pow(e.v.toString());
+      }
+      if (e.t === 'Rational' && e.q === 2n && !b.isNegative()) {
+        const r = b.sqrt();
+        return e.p === 1n ? r : r.pow(e.p.toString());
       }
       const ev = evalRealInner(e, env);
       if (b.isNegative()) {
