@@ -451,7 +451,9 @@ def main():
     reader = io.BufferedReader(commands)
 
     def reply(obj):
-        replies.write((json.dumps(obj, ensure_ascii=True) + "\n").encode("ascii"))
+        data = memoryview((json.dumps(obj, ensure_ascii=True) + "\n").encode("ascii"))
+        while data:
+            data = data[replies.write(data):]
 
     reply({"ready": True, "missing_modules": missing, "seccomp": seccomp, "capabilities": caps, "landlock": landlock,
            "python": sys.version.split()[0]})

@@ -319,10 +319,16 @@ export class PythonInterpreter {
         if (this.dead) return { success: false, stdout: '', stderr: '', error_message: this.exitMessage(null), result: null };
         return await new Promise<ExecOutcome>((resolve) => {
           const limitMs = (this.options.timeoutS + this.options.killGraceS) * 1000;
+          const note = `code timed-out (no result after ${this.options.timeoutS} s; the interpreter was stopped and restarts on the next call, so variables defined earlier are lost)`;
           const timer = setTimeout(() => {
-            this.kill(`code timed-out (no result after ${this.options.timeoutS} s; the interpreter was stopped and restarts on the next call, so variables defined earlier are lost)`);
+            this.kill(note);
+            // The exit event settles the call; should it never come, settle it anyway.
+            setTimeout(() => {
+              if (this.pending === pending) this.failPending(note);
+            }, 5000).unref();
           }, limitMs);
-          this.pending = { resolve, timer };
+          const pending: Pending = { resolve, timer };
+          this.pending = pending;
           const line = JSON.stringify({ cmd: 'exec', id: this.nextId++, code }) + '\n';
           (this.child!.stdio[3] as Writable).write(line);
         });
