@@ -50,7 +50,11 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const waitStatus = (text: string) => page.waitForFunction(`document.querySelector('#list-status')?.textContent === ${JSON.stringify(text)}`);
+  // Page-side functions (run through the debugger protocol, so the page's CSP does not apply).
+  type Doc = { querySelector(s: string): { textContent: string | null } | null };
+  const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
+  const waitText = (sel: string, text: string) => page.waitForFunction(textIs, [sel, text] as [string, string]);
+  const waitStatus = (text: string) => waitText('#list-status', text);
   const rowIndexes = () => page.$$eval('#rows-body tr', (trs) => trs.map((tr) => Number(tr.getAttribute('data-index'))));
 
   it('loads the file: summary, chart, metrics and the first page of rows', async () => {
@@ -86,7 +90,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     expect(texts).toContain(XSS_TOOL_OUTPUT);
     expect(texts).toContain('<iframe src="javascript:window.__xss=4"></iframe>');
     expect(await page.$$eval('#detail img, #detail script, #detail iframe, #rows-body img', (n) => n.length)).toBe(0);
-    expect(await page.evaluate('typeof window.__xss')).toBe('undefined');
+    expect(await page.evaluate(() => typeof (globalThis as { __xss?: unknown }).__xss)).toBe('undefined');
     await page.screenshot({ path: join(tmpdir(), 'ng-viewer-markup.png') });
     // The list preview shows the same markup as text.
     expect(await page.textContent('#rows-body tr[data-index="4"] td:last-child')).toContain('<script>window.__xss = 1</script>');
@@ -96,7 +100,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.click('#reset');
     await waitStatus('12 matching rows');
     await page.click('#rows-body tr[data-index="3"]');
-    await page.waitForFunction(`document.querySelector('#detail h2')?.textContent === 'Sample 4 - Responses ID resp_000003'`);
+    await waitText('#detail h2', 'Sample 4 - Responses ID resp_000003');
     const titles = await page.$$eval('#conversation .bubble h3', (h) => h.map((x) => x.textContent));
     expect(titles).toEqual([
       'Turn 0 Step 0 - System message',

@@ -3,7 +3,10 @@ import { writeFileSync } from 'node:fs';
 
 const tool = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true, type: 'function', description: 'Weather' };
 
-export function rollout(i: number, opts: { reward: number; user?: string; output?: unknown[]; extra?: Record<string, unknown> }): Record<string, unknown> {
+export function rollout(
+  i: number,
+  opts: { reward: number; user?: string; output?: unknown[]; extra?: Record<string, unknown>; paramsExtra?: Record<string, unknown> },
+): Record<string, unknown> {
   return {
     responses_create_params: {
       input: [
@@ -14,6 +17,7 @@ export function rollout(i: number, opts: { reward: number; user?: string; output
       temperature: 0.7,
       parallel_tool_calls: true,
       tool_choice: 'auto',
+      ...opts.paramsExtra,
     },
     response: {
       id: `resp_${String(i).padStart(6, '0')}`,
@@ -65,7 +69,8 @@ export function writeSmallFile(path: string): string[] {
       );
       continue;
     }
-    lines.push(JSON.stringify(rollout(i, { reward, extra })));
+    // Row 9 carries a create-params key outside the strict schema.
+    lines.push(JSON.stringify(rollout(i, { reward, extra, ...(i === 9 ? { paramsExtra: { seed: 5 } } : {}) })));
   }
   writeFileSync(path, `${lines.join('\n')}\n`);
   return lines;

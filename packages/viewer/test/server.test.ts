@@ -93,6 +93,11 @@ describe('viewer API', () => {
     const row = await get('/api/rows/3');
     expect(row.body.row.response.id).toBe('resp_000003');
     expect(row.body.row.reward).toBe(1);
+    expect(row.body.warning).toBeNull();
+    // A create-params key outside the strict schema is noted; the row is still shown and counted.
+    const noted = await get('/api/rows/9');
+    expect(noted.body.warning).toMatch(/responses_create_params: unknown key\(s\) "seed"/);
+    expect(noted.body.error).toBeNull();
     const bad = await get('/api/rows/7');
     expect(bad.body.row).toBeNull();
     expect(bad.body.raw).toBe('{"this is": not json');
@@ -166,9 +171,6 @@ describe('viewer on larger files and edge cases', () => {
       const m = JSON.parse(v.index.metricsText);
       expect(v.index.size).toBe(5);
       expect(v.index.rows.every((r) => r.error === null)).toBe(true);
-      // Recorded before the strict schema: "tool_choice": null is noted, and the rows still count.
-      const opened = (await (await fetch(new URL('/api/rows/0', v.url))).json()) as { warning: string };
-      expect(opened.warning).toMatch(/tool_choice/);
       expect(m['Number of examples']).toBe(5);
       for (const k of ['reward', 'accuracy', 'set_overlap']) expect(m[k]['Total # non-null values']).toBe(5);
       expect(m.response).toBeUndefined();
