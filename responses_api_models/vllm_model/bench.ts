@@ -1,7 +1,7 @@
 /**
  * Overhead of vllm_model per call, measured against calling the backend directly in the same run.
  *
- *   pnpm build && node responses_api_models/vllm_model/dist/bench.js [--calls 2000] [--concurrency 16]
+ *   pnpm build && node responses_api_models/vllm_model/dist/bench.js [--calls 2000] [--concurrency 16] [--rounds 5]
  *
  * A local stub plays vLLM (fixed completion, constant work). The stub, vllm_model and the load
  * generator each run on their own thread, so they do not share an event loop. Three paths are
@@ -21,6 +21,7 @@ function arg(name: string, fallback: number): number {
 }
 const CALLS = arg('calls', 2000);
 const CONCURRENCY = arg('concurrency', 16);
+const ROUNDS = arg('rounds', 5);
 
 const completion = JSON.stringify({
   id: 'chatcmpl-bench', object: 'chat.completion', created: 1700000000, model: 'bench',
@@ -117,14 +118,20 @@ async function main(): Promise<void> {
   // Warm up every path (JIT, connection pools).
   for (const [, url, body] of paths) await sequential(url, body, Math.min(200, CALLS));
 
-  const rows: { name: string; ms: number; rps: number }[] = [];
-  for (const [name, url, body] of paths) {
-    const ms = await sequential(url, body, CALLS);
-    const rps = await concurrent(url, body, CALLS, CONCURRENCY);
-    rows.push({ name, ms, rps });
+  // Interleave the paths over several rounds and keep the median, so that load changes on the
+  // machine during the run affect every path alike.
+  const perRound = Math.max(1, Math.floor(CALLS / ROUNDS));
+  const samples = paths.map(() => ({ ms: [] as number[], rps: [] as number[] }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, [, url, body]] of paths.entries()) {
+      samples[i]!.ms.push(await sequential(url, body, perRound));
+      samples[i]!.rps.push(await concurrent(url, body, perRound, CONCURRENCY));
+    }
   }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const rows = paths.map(([name], i) => ({ name, ms: median(samples[i]!.ms), rps: median(samples[i]!.rps) }));
   const base = rows[0]!;
-  console.log(`vllm_model overhead: ${CALLS} calls per path, sequential and at concurrency ${CONCURRENCY} (node ${process.version})`);
+  console.log(`vllm_model overhead: ${CALLS} calls per path in ${ROUNDS} interleaved rounds (median), sequential and at concurrency ${CONCURRENCY} (node ${process.version})`);
   console.log('path'.padEnd(44) + 'ms/call'.padStart(10) + 'ratio'.padStart(8) + 'added ms'.padStart(10) + 'calls/s'.padStart(10));
   for (const r of rows) {
     console.log(
