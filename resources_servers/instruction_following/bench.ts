@@ -10,6 +10,7 @@
  * Punkt data: NLTK_DATA / NLTK's usual folders, or ../shared/nltk_data when present.
  */
 import { existsSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { sharedPath } from '@nemo-gym/core';
@@ -86,16 +87,34 @@ async function main(): Promise<void> {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('no listening address');
-  const base = `http://127.0.0.1:${addr.port}`;
 
-  const bodies = Array.from({ length: 64 }, (_, i) => JSON.stringify(makeRow(i)));
-  const post = async (i: number) => {
-    const res = await fetch(`${base}/verify`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: bodies[i % bodies.length],
+  const bodies = Array.from({ length: 64 }, (_, i) => Buffer.from(JSON.stringify(makeRow(i))));
+  // A plain keep-alive HTTP client: cheap on the event loop it shares with the server.
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency + 8 });
+  const call = (method: string, path: string, body?: Buffer) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: addr.port,
+          method,
+          path,
+          agent,
+          headers: body ? { 'content-type': 'application/json', 'content-length': body.length } : {},
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    const json = (await res.json()) as { reward?: number };
+  const post = async (i: number) => {
+    const res = await call('POST', '/verify', bodies[i % bodies.length]);
+    const json = JSON.parse(res.text) as { reward?: number };
     if (res.status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${res.status}`);
   };
 
@@ -112,7 +131,7 @@ async function main(): Promise<void> {
   const prober = (async () => {
     while (running) {
       const t = performance.now();
-      await fetch(`${base}/`).then((r) => r.text());
+      await call('GET', '/');
       probe.push(performance.now() - t);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -133,6 +152,7 @@ async function main(): Promise<void> {
   const elapsed = (performance.now() - start) / 1000;
   running = false;
   await prober;
+  agent.destroy();
   await app.close();
 
   latencies.sort((a, b) => a - b);
