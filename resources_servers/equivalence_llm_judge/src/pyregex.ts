@@ -1,0 +1,858 @@
+/**
+ * Python `re` patterns on the JavaScript RegExp engine.
+ *
+ * Datasets carry regexes written for Python's `re` module (mcqa's `template_metadata.output_regex`,
+ * JSON Schema `pattern` keywords checked by a Python validator). Python and JavaScript disagree on
+ * enough syntax and semantics that passing such a pattern to `new RegExp` gives wrong answers or a
+ * SyntaxError. `translatePyRegex` parses a pattern with Python's grammar (rejecting exactly what
+ * `re.compile` rejects, as far as the constructs below go) and writes an equivalent pattern for the
+ * `v`-flag RegExp engine of Node 20:
+ *
+ * - `(?P<name>...)`, `(?P=name)`, `(?#comment)`, numbered back-references and octal escapes;
+ * - global inline flags `(?aiLmsux)` (only at the start, as Python 3.11+) and scoped flags
+ *   `(?i:...)`, `(?-i:...)`, `(?ims-x:...)`: V8 has no pattern modifiers, so `s` and `m` are
+ *   rewritten into explicit constructs, `x` is applied while parsing, and a scoped `i` is emulated
+ *   by expanding letters into their case variants;
+ * - `.` matches anything but `\n` only; `^`, `$` (end or before a final newline), `\A`, `\Z`;
+ * - `\w`, `\d`, `\s`, `\b`, `\B` with Python's Unicode meaning (ASCII meaning under `(?a)`);
+ * - Python's literal `{`, `}` and `]` where they do not form syntax, escaped punctuation such as
+ *   `\-` or `\:` (SyntaxErrors in unicode-mode JS), `{,n}` quantifiers;
+ * - look-behind must have a fixed width, as Python requires.
+ *
+ * Constructs with no JavaScript equivalent raise `PyRegexUnsupportedError`: atomic groups `(?>...)`,
+ * possessive quantifiers (`*+`, `++`, `?+`, `{m,n}+`), conditionals `(?(1)a|b)`, `\N{NAME}` escapes
+ * and the `L` flag. A pattern Python itself rejects raises `PyRegexError` (Python's `re.error`).
+ *
+ * Known semantic gaps (documented, rare in answer-extraction patterns): a back-reference to a group
+ * that did not take part in the match matches the empty string in JavaScript but fails in Python;
+ * case-insensitive matching follows Unicode simple case folding (as JavaScript does), which differs
+ * from Python's for a handful of characters.
+ */
+
+export class PyRegexError extends Error {
+  override readonly name = 'PyRegexError';
+  constructor(
+    readonly reason: string,
+    readonly pattern: string,
+    /** 0-based code point offset in the pattern. */
+    readonly pos: number,
+  ) {
+    super(`${reason} at position ${pos}`);
+  }
+}
+
+export class PyRegexUnsupportedError extends Error {
+  override readonly name = 'PyRegexUnsupportedError';
+  constructor(
+    readonly construct: string,
+    readonly pattern: string,
+    readonly pos: number,
+  ) {
+    super(`${construct} at position ${pos} has no JavaScript equivalent`);
+  }
+}
+
+/** Python `re` flag bits (same values as the `re` module). */
+export const PY_RE = {
+  IGNORECASE: 2,
+  LOCALE: 4,
+  MULTILINE: 8,
+  DOTALL: 16,
+  UNICODE: 32,
+  VERBOSE: 64,
+  ASCII: 256,
+} as const;
+
+const F_I = PY_RE.IGNORECASE;
+const F_L = PY_RE.LOCALE;
+const F_M = PY_RE.MULTILINE;
+const F_S = PY_RE.DOTALL;
+const F_U = PY_RE.UNICODE;
+const F_X = PY_RE.VERBOSE;
+const F_A = PY_RE.ASCII;
+
+const FLAG_LETTERS: Record<string, number> = { i: F_I, L: F_L, m: F_M, s: F_S, u: F_U, x: F_X, a: F_A };
+const TYPE_FLAGS = F_A | F_L | F_U;
+
+/** Python's `str.isspace()` / Unicode `\s` set, as class-body text for a `v`-flag RegExp. */
+const PY_SPACE = '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const ASCII_SPACE = '\\t\\n\\v\\f\\r\\x20';
+const PY_WORD = '\\p{L}\\p{N}_';
+const ASCII_WORD = 'a-zA-Z0-9_';
+const PY_DIGIT = '\\p{Nd}';
+const ASCII_DIGIT = '0-9';
+
+const OCT = /^[0-7]$/;
+const DEC = /^[0-9]$/;
+const HEX = /^[0-9a-fA-F]$/;
+const ASCII_LETTER = /^[A-Za-z]$/;
+const PY_SPACE_RE = /^[\t\n\v\f\r ]$/;
+
+export interface TranslatedRegex {
+  /** Source for `new RegExp(source, flags)`. */
+  source: string;
+  /** Always contains `v`; `i` when case-insensitivity can use the engine's flag. */
+  flags: string;
+  /** Number of capturing groups (Python numbering = JavaScript numbering). */
+  groups: number;
+  groupNames: Map<string, number>;
+}
+
+interface Item {
+  src: string;
+  min: number;
+  max: number;
+  /** 'at' = zero-width anchor (cannot be repeated in Python), 'repeat' = already quantified. */
+  kind: 'at' | 'repeat' | 'atom';
+}
+
+type ClassPart = { t: 'lit'; cp: number } | { t: 'range'; lo: number; hi: number } | { t: 'cat'; src: string };
+
+function hex(cp: number): string {
+  return cp.toString(16);
+}
+
+/** A code point written so that it is literal both inside and outside a `v`-mode class. */
+function escCp(cp: number): string {
+  const ch = String.fromCodePoint(cp);
+  if (/^[A-Za-z0-9]$/.test(ch)) return ch;
+  return `\\u{${hex(cp)}}`;
+}
+
+let caseClasses: Map<number, number[]> | null = null;
+
+/**
+ * Classes of code points equal under case-insensitive matching: the closure of single-code-point
+ * `toLowerCase`/`toUpperCase` mappings (so `s`, `S` and `ſ`; `k`, `K` and the Kelvin sign; `ß` and
+ * `ẞ` end up together). Built once, on first use.
+ */
+function buildCaseClasses(): Map<number, number[]> {
+  const parent = new Map<number, number>();
+  const find = (x: number): number => {
+    let r = x;
+    while (parent.has(r) && parent.get(r) !== r) r = parent.get(r)!;
+    parent.set(x, r);
+    return r;
+  };
+  const union = (a: number, b: number) => {
+    const ra = find(a);
+    const rb = find(b);
+    if (ra !== rb) parent.set(ra, rb);
+  };
+  for (let cp = 0; cp <= 0x1ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const ch = String.fromCodePoint(cp);
+    for (const v of [ch.toLowerCase(), ch.toUpperCase()]) {
+      if (v !== ch && [...v].length === 1) union(cp, v.codePointAt(0)!);
+    }
+  }
+  const classes = new Map<number, number[]>();
+  for (const cp of parent.keys()) {
+    const r = find(cp);
+    const list = classes.get(r) ?? [];
+    list.push(cp);
+    classes.set(r, list);
+  }
+  const out = new Map<number, number[]>();
+  for (const list of classes.values()) if (list.length > 1) for (const cp of list) out.set(cp, list);
+  return out;
+}
+
+/** Single-code-point case variants of a character (itself included). */
+function caseVariants(cp: number, asciiOnly: boolean): number[] {
+  const ch = String.fromCodePoint(cp);
+  if (asciiOnly) {
+    if (!ASCII_LETTER.test(ch)) return [cp];
+    return [ch.toLowerCase().codePointAt(0)!, ch.toUpperCase().codePointAt(0)!];
+  }
+  caseClasses ??= buildCaseClasses();
+  return caseClasses.get(cp) ?? [cp];
+}
+
+const RANGE_CASE_EXPANSION_LIMIT = 4096;
+
+class Parser {
+  private readonly cps: string[];
+  private i = 0;
+  flags: number;
+  groups = 0;
+  readonly groupNames = new Map<string, number>();
+  private readonly openGroups = new Set<number>();
+  private readonly groupWidths = new Map<number, [number, number]>();
+  private lookbehindGroups: number | null = null;
+  /** Set when some part of the pattern runs with a different IGNORECASE state than the whole. */
+  scopedCaseChange = false;
+
+  constructor(
+    private readonly pattern: string,
+    flags: number,
+    private readonly emulateCase: boolean,
+  ) {
+    this.cps = [...pattern];
+    this.flags = flags;
+  }
+
+  private err(reason: string, pos = this.i): never {
+    throw new PyRegexError(reason, this.pattern, pos);
+  }
+
+  private unsupported(construct: string, pos = this.i): never {
+    throw new PyRegexUnsupportedError(construct, this.pattern, pos);
+  }
+
+  private peek(off = 0): string | undefined {
+    return this.cps[this.i + off];
+  }
+
+  private eat(s: string): boolean {
+    if (this.cps[this.i] === s) {
+      this.i++;
+      return true;
+    }
+    return false;
+  }
+
+  parse(): string {
+    const item = this.parseAlternation(this.flags, 0);
+    if (this.i < this.cps.length) {
+      // only a stray ')' stops the top level early
+      this.err('unbalanced parenthesis');
+    }
+    return item.src;
+  }
+
+  private parseAlternation(flags: number, depth: number): Item {
+    const branches: Item[] = [];
+    let first = true;
+    for (;;) {
+      const seq = this.parseSequence(flags, depth, depth === 0 && first);
+      // global flags found at the very start change the flags of the first branch onwards
+      if (depth === 0 && first) flags = this.flags;
+      branches.push(seq);
+      first = false;
+      if (!this.eat('|')) break;
+    }
+    if (branches.length === 1) return branches[0]!;
+    return {
+      src: branches.map((b) => b.src).join('|'),
+      min: Math.min(...branches.map((b) => b.min)),
+      max: Math.max(...branches.map((b) => b.max)),
+      kind: 'atom',
+    };
+  }
+
+  private skipVerbose(flags: number): void {
+    if (!(flags & F_X)) return;
+    for (;;) {
+      const c = this.peek();
+      if (c !== undefined && PY_SPACE_RE.test(c)) {
+        this.i++;
+      } else if (c === '#') {
+        while (this.i < this.cps.length && this.cps[this.i] !== '\n') this.i++;
+      } else {
+        return;
+      }
+    }
+  }
+
+  private parseSequence(flags: number, depth: number, first: boolean): Item {
+    const items: Item[] = [];
+    for (;;) {
+      this.skipVerbose(flags);
+      const c = this.peek();
+      if (c === undefined || c === '|' || c === ')') break;
+      const start = this.i;
+      if (c === '*' || c === '+' || c === '?' || (c === '{' && this.looksLikeRepeat())) {
+        const last = items[items.length - 1];
+        if (!last || last.kind === 'at') this.err('nothing to repeat');
+        if (last.kind === 'repeat') this.err('multiple repeat');
+        items[items.length - 1] = this.parseRepeat(last, start);
+        continue;
+      }
+      if (c === '(' && this.peek(1) === '?' && this.isGlobalFlagGroup()) {
+        this.i += 2;
+        const add = this.parseGlobalFlags(start);
+        if (!first || items.length > 0) this.err('global flags not at the start of the expression', start);
+        this.flags |= add;
+        flags |= add;
+        this.checkTypeFlags(this.flags, start);
+        continue;
+      }
+      const item = this.parseAtom(flags, depth);
+      if (item) items.push(item);
+    }
+    let min = 0;
+    let max = 0;
+    for (const it of items) {
+      min += it.min;
+      max += it.max;
+    }
+    return { src: items.map((it) => it.src).join(''), min, max, kind: items.length === 1 ? items[0]!.kind : 'atom' };
+  }
+
+  private checkTypeFlags(flags: number, pos: number): void {
+    const t = flags & TYPE_FLAGS;
+    if (t & F_L) this.unsupported('the LOCALE flag (?L)', pos);
+    if ((t & F_A) && (t & F_U)) this.err('ASCII and UNICODE flags are incompatible', pos);
+  }
+
+  /** `(?` followed by flag letters and `)`: a global flag group. */
+  private isGlobalFlagGroup(): boolean {
+    let j = this.i + 2;
+    if (!(this.cps[j]! in FLAG_LETTERS)) return false;
+    while (this.cps[j] !== undefined && this.cps[j]! in FLAG_LETTERS) j++;
+    return this.cps[j] === ')';
+  }
+
+  private parseGlobalFlags(start: number): number {
+    let add = 0;
+    while (this.peek() !== ')') add |= FLAG_LETTERS[this.cps[this.i++]!]!;
+    this.i++;
+    if ((add & TYPE_FLAGS) && (add & TYPE_FLAGS) !== F_A && (add & TYPE_FLAGS) !== F_U && (add & TYPE_FLAGS) !== F_L) {
+      this.err('bad inline flags: flags \'a\', \'u\' and \'L\' are incompatible', start);
+    }
+    return add;
+  }
+
+  /** Python reads `{` as a repeat only when it has the shape `{m}`, `{m,}`, `{,n}`, `{m,n}` or `{,}`. */
+  private looksLikeRepeat(): boolean {
+    let j = this.i + 1;
+    if (this.cps[j] === '}') return false;
+    while (this.cps[j] !== undefined && DEC.test(this.cps[j]!)) j++;
+    if (this.cps[j] === ',') {
+      j++;
+      while (this.cps[j] !== undefined && DEC.test(this.cps[j]!)) j++;
+    }
+    return this.cps[j] === '}';
+  }
+
+  private parseRepeat(item: Item, start: number): Item {
+    const c = this.cps[this.i++]!;
+    let lo: number;
+    let hi: number;
+    if (c === '*') [lo, hi] = [0, Infinity];
+    else if (c === '+') [lo, hi] = [1, Infinity];
+    else if (c === '?') [lo, hi] = [0, 1];
+    else {
+      let a = '';
+      let b = '';
+      while (DEC.test(this.peek() ?? '')) a += this.cps[this.i++];
+      if (this.eat(',')) {
+        while (DEC.test(this.peek() ?? '')) b += this.cps[this.i++];
+      } else {
+        b = a;
+      }
+      this.i++; // '}'
+      lo = a ? Number(a) : 0;
+      hi = b ? Number(b) : Infinity;
+      if (lo >= 4294967295 || (hi !== Infinity && hi >= 4294967295)) this.err('the repetition number is too large', start);
+      if (hi < lo) this.err('min repeat greater than max repeat', start);
+    }
+    let lazy = '';
+    if (this.eat('?')) lazy = '?';
+    else if (this.peek() === '+') this.unsupported('possessive quantifier', this.i);
+    let q: string;
+    if (lo === 0 && hi === Infinity) q = '*';
+    else if (lo === 1 && hi === Infinity) q = '+';
+    else if (lo === 0 && hi === 1) q = '?';
+    else if (hi === Infinity) q = `{${lo},}`;
+    else if (lo === hi) q = `{${lo}}`;
+    else q = `{${lo},${hi}}`;
+    return {
+      src: `(?:${item.src})${q}${lazy}`,
+      min: item.min * lo,
+      max: hi === 0 ? 0 : item.max === 0 ? 0 : item.max * hi,
+      kind: 'repeat',
+    };
+  }
+
+  private parseAtom(flags: number, depth: number): Item | null {
+    const start = this.i;
+    const c = this.cps[this.i++]!;
+    switch (c) {
+      case '(':
+        return this.parseGroup(flags, depth, start);
+      case '[':
+        return { src: this.parseClass(flags, start), min: 1, max: 1, kind: 'atom' };
+      case '.':
+        return { src: flags & F_S ? '[\\s\\S]' : '[^\\n]', min: 1, max: 1, kind: 'atom' };
+      case '^':
+        return { src: flags & F_M ? '(?<=^|\\n)' : '^', min: 0, max: 0, kind: 'at' };
+      case '$':
+        return { src: flags & F_M ? '(?=\\n|$)' : '(?=\\n?$)', min: 0, max: 0, kind: 'at' };
+      case '\\':
+        return this.parseEscape(flags, start);
+      default:
+        return this.literal(c.codePointAt(0)!, flags);
+    }
+  }
+
+  private literal(cp: number, flags: number): Item {
+    return { src: this.literalSrc(cp, flags), min: 1, max: 1, kind: 'atom' };
+  }
+
+  private literalSrc(cp: number, flags: number): string {
+    if (this.emulateCase && flags & F_I) {
+      const vs = caseVariants(cp, (flags & F_A) !== 0);
+      if (vs.length > 1) return `[${vs.map(escCp).join('')}]`;
+    }
+    return escCp(cp);
+  }
+
+  private noteCaseScope(flags: number): void {
+    if ((flags & F_I) !== (this.flags & F_I)) this.scopedCaseChange = true;
+  }
+
+  private readName(terminator: string, what: string): string {
+    let name = '';
+    const start = this.i;
+    for (;;) {
+      const ch = this.peek();
+      if (ch === undefined) this.err(`missing ${terminator}, unterminated name`, start);
+      this.i++;
+      if (ch === terminator) break;
+      name += ch;
+    }
+    if (!name) this.err(`missing ${what}`, start);
+    if (!/^[\p{ID_Start}_][\p{ID_Continue}]*$/u.test(name) || name.includes('$')) this.err(`bad character in group name '${name}'`, start);
+    return name;
+  }
+
+  private parseGroup(flags: number, depth: number, start: number): Item | null {
+    let capture = false;
+    let name: string | null = null;
+    let prefix = '(?:';
+    let look: 'ahead' | 'behind' | null = null;
+    let groupFlags = flags;
+    if (this.eat('?')) {
+      const c = this.peek();
+      if (c === undefined) this.err('unexpected end of pattern');
+      if (c === 'P') {
+        this.i++;
+        if (this.eat('<')) {
+          name = this.readName('>', 'group name');
+          if (this.groupNames.has(name)) this.err(`redefinition of group name '${name}'`, start);
+          capture = true;
+        } else if (this.eat('=')) {
+          const ref = this.readName(')', 'group name');
+          const gid = this.groupNames.get(ref);
+          if (gid === undefined) this.err(`unknown group name '${ref}'`, start);
+          return this.backref(gid, start);
+        } else {
+          this.err(`unknown extension ?P${this.peek() ?? ''}`, start);
+        }
+      } else if (c === ':') {
+        this.i++;
+      } else if (c === '#') {
+        while (this.peek() !== ')') {
+          if (this.peek() === undefined) this.err('missing ), unterminated comment', start);
+          this.i++;
+        }
+        this.i++;
+        return null; // comments add nothing
+      } else if (c === '=' || c === '!') {
+        this.i++;
+        prefix = `(?${c}`;
+        look = 'ahead';
+      } else if (c === '<') {
+        this.i++;
+        const d = this.peek();
+        if (d !== '=' && d !== '!') this.err(`unknown extension ?<${d ?? ''}`, start);
+        this.i++;
+        prefix = `(?<${d}`;
+        look = 'behind';
+      } else if (c === '(') {
+        this.unsupported('conditional group (?(...)...)', start);
+      } else if (c === '>') {
+        this.unsupported('atomic group (?>...)', start);
+      } else if (c in FLAG_LETTERS || c === '-') {
+        groupFlags = this.parseScopedFlags(flags, start);
+      } else {
+        this.err(`unknown extension ?${c}`, start);
+      }
+    } else {
+      capture = true;
+    }
+
+    let gid = 0;
+    if (capture) {
+      gid = ++this.groups;
+      if (this.groups > 99_999) this.err('too many groups', start);
+      this.openGroups.add(gid);
+      if (name !== null) {
+        this.groupNames.set(name, gid);
+        prefix = `(?<${name}>`;
+      } else {
+        prefix = '(';
+      }
+    }
+    const savedLookbehind = this.lookbehindGroups;
+    if (look === 'behind' && this.lookbehindGroups === null) this.lookbehindGroups = this.groups + 1;
+    if (groupFlags !== flags) this.noteCaseScope(groupFlags);
+    const inner = this.parseAlternation(groupFlags, depth + 1);
+    if (!this.eat(')')) this.err('missing ), unterminated subpattern', start);
+    this.lookbehindGroups = savedLookbehind;
+    if (capture) {
+      this.openGroups.delete(gid);
+      this.groupWidths.set(gid, [inner.min, inner.max]);
+    }
+    if (look === 'behind' && inner.min !== inner.max) this.err('look-behind requires fixed-width pattern', start);
+    if (look) return { src: `${prefix}${inner.src})`, min: 0, max: 0, kind: 'atom' };
+    return { src: `${prefix}${inner.src})`, min: inner.min, max: inner.max, kind: 'atom' };
+  }
+
+  /** After `(?`: flags `[aiLmsux]*(-[imsx]+)?:`. Returns the flags inside the group. */
+  private parseScopedFlags(flags: number, start: number): number {
+    let add = 0;
+    let del = 0;
+    while (this.peek() !== undefined && this.peek()! in FLAG_LETTERS) {
+      const f = FLAG_LETTERS[this.cps[this.i++]!]!;
+      add |= f;
+    }
+    if (this.eat('-')) {
+      if (!(this.peek() !== undefined && this.peek()! in FLAG_LETTERS)) this.err('missing flag', this.i);
+      while (this.peek() !== undefined && this.peek()! in FLAG_LETTERS) {
+        const ch = this.cps[this.i]!;
+        const f = FLAG_LETTERS[ch]!;
+        if (f & TYPE_FLAGS) this.err(`bad inline flags: cannot turn off flags 'a', 'u' and 'L'`, this.i);
+        this.i++;
+        del |= f;
+      }
+      if (add & del) this.err('bad inline flags: flag turned on and off', start);
+      if (this.peek() === ')') this.err('missing :', this.i);
+    }
+    if (!this.eat(':')) {
+      if (this.peek() === ')') this.err('global flags not at the start of the expression', start);
+      this.err(this.peek() === undefined ? 'missing -, : or )' : 'unknown flag', this.i);
+    }
+    if ((add & TYPE_FLAGS) && ([F_A, F_U, F_L] as number[]).indexOf(add & TYPE_FLAGS) < 0) {
+      this.err("bad inline flags: flags 'a', 'u' and 'L' are incompatible", start);
+    }
+    if (add & F_L) this.unsupported('the LOCALE flag (?L)', start);
+    let out = (flags | add) & ~del;
+    if (add & TYPE_FLAGS) out = (out & ~TYPE_FLAGS) | (add & TYPE_FLAGS);
+    return out;
+  }
+
+  private backref(gid: number, start: number): Item {
+    if (this.openGroups.has(gid)) this.err('cannot refer to an open group', start);
+    if (this.lookbehindGroups !== null && gid >= this.lookbehindGroups) {
+      this.err('cannot refer to group defined in the same lookbehind subpattern', start);
+    }
+    const [min, max] = this.groupWidths.get(gid) ?? [0, Infinity];
+    return { src: `(?:\\${gid})`, min, max, kind: 'atom' };
+  }
+
+  private categorySrc(letter: string, flags: number): { src: string; inClass: string } {
+    const ascii = (flags & F_A) !== 0;
+    const word = ascii ? ASCII_WORD : PY_WORD;
+    const digit = ascii ? ASCII_DIGIT : PY_DIGIT;
+    const space = ascii ? ASCII_SPACE : PY_SPACE;
+    switch (letter) {
+      case 'w':
+        return { src: `[${word}]`, inClass: word };
+      case 'W':
+        return { src: `[^${word}]`, inClass: `[^${word}]` };
+      case 'd':
+        return { src: `[${digit}]`, inClass: digit };
+      case 'D':
+        return { src: `[^${digit}]`, inClass: `[^${digit}]` };
+      case 's':
+        return { src: `[${space}]`, inClass: space };
+      default: // 'S'
+        return { src: `[^${space}]`, inClass: `[^${space}]` };
+    }
+  }
+
+  private readHex(n: number, escStart: number, esc: string): number {
+    let h = '';
+    for (let k = 0; k < n; k++) {
+      const ch = this.peek();
+      if (ch === undefined || !HEX.test(ch)) this.err(`incomplete escape \\${esc}${h}`, escStart);
+      h += ch;
+      this.i++;
+    }
+    return parseInt(h, 16);
+  }
+
+  /** Escapes valid both inside and outside classes; returns null when the caller must decide. */
+  private commonEscape(c: string, escStart: number): number | null {
+    switch (c) {
+      case 'a':
+        return 7;
+      case 'f':
+        return 12;
+      case 'n':
+        return 10;
+      case 'r':
+        return 13;
+      case 't':
+        return 9;
+      case 'v':
+        return 11;
+      case '\\':
+        return 92;
+      case 'x':
+        return this.readHex(2, escStart, 'x');
+      case 'u':
+        return this.readHex(4, escStart, 'u');
+      case 'U': {
+        const cp = this.readHex(8, escStart, 'U');
+        if (cp > 0x10ffff) this.err(`bad escape \\U`, escStart);
+        return cp;
+      }
+      case 'N':
+        this.unsupported('named character escape \\N{...}', escStart);
+      // falls through (unsupported throws)
+      default:
+        return null;
+    }
+  }
+
+  private parseEscape(flags: number, start: number): Item {
+    const c = this.cps[this.i++];
+    if (c === undefined) this.err('bad escape (end of pattern)', start);
+    switch (c) {
+      case 'A':
+        return { src: '(?<![\\s\\S])', min: 0, max: 0, kind: 'at' };
+      case 'Z':
+        return { src: '(?![\\s\\S])', min: 0, max: 0, kind: 'at' };
+      case 'b':
+      case 'B': {
+        const w = `[${flags & F_A ? ASCII_WORD : PY_WORD}]`;
+        const src =
+          c === 'b' ? `(?:(?<=${w})(?!${w})|(?<!${w})(?=${w}))` : `(?:(?<=${w})(?=${w})|(?<!${w})(?!${w}))`;
+        return { src, min: 0, max: 0, kind: 'at' };
+      }
+      case 'w':
+      case 'W':
+      case 'd':
+      case 'D':
+      case 's':
+      case 'S':
+        return { src: this.categorySrc(c, flags).src, min: 1, max: 1, kind: 'atom' };
+    }
+    const common = this.commonEscape(c, start);
+    if (common !== null) return this.literal(common, flags);
+    if (c === '0') {
+      let oct = '0';
+      for (let k = 0; k < 2 && OCT.test(this.peek() ?? ''); k++) oct += this.cps[this.i++];
+      return this.literal(parseInt(oct, 8), flags);
+    }
+    if (DEC.test(c)) {
+      let digits = c;
+      if (DEC.test(this.peek() ?? '')) {
+        digits += this.cps[this.i++];
+        if (OCT.test(digits[0]!) && OCT.test(digits[1]!) && OCT.test(this.peek() ?? '')) {
+          digits += this.cps[this.i++];
+          const cp = parseInt(digits, 8);
+          if (cp > 0o377) this.err(`octal escape value \\${digits} outside of range 0-0o377`, start);
+          return this.literal(cp, flags);
+        }
+      }
+      const gid = Number(digits);
+      if (gid > this.groups) this.err(`invalid group reference ${gid}`, start + 1);
+      return this.backref(gid, start);
+    }
+    if (ASCII_LETTER.test(c)) this.err(`bad escape \\${c}`, start);
+    return this.literal(c.codePointAt(0)!, flags);
+  }
+
+  private classEscape(start: number, flags: number): ClassPart {
+    const c = this.cps[this.i++];
+    if (c === undefined) this.err('bad escape (end of pattern)', start);
+    if (c === 'b') return { t: 'lit', cp: 8 };
+    if ('wWdDsS'.includes(c)) return { t: 'cat', src: this.categorySrc(c, flags).inClass };
+    const common = this.commonEscape(c, start);
+    if (common !== null) return { t: 'lit', cp: common };
+    if (OCT.test(c)) {
+      let oct = c;
+      for (let k = 0; k < 2 && OCT.test(this.peek() ?? ''); k++) oct += this.cps[this.i++];
+      const cp = parseInt(oct, 8);
+      if (cp > 0o377) this.err(`octal escape value \\${oct} outside of range 0-0o377`, start);
+      return { t: 'lit', cp };
+    }
+    if (DEC.test(c) || ASCII_LETTER.test(c)) this.err(`bad escape \\${c}`, start);
+    return { t: 'lit', cp: c.codePointAt(0)! };
+  }
+
+  private classItem(flags: number): ClassPart {
+    const start = this.i;
+    const c = this.cps[this.i++]!;
+    if (c === '\\') return this.classEscape(start, flags);
+    return { t: 'lit', cp: c.codePointAt(0)! };
+  }
+
+  private parseClass(flags: number, start: number): string {
+    const parts: ClassPart[] = [];
+    const negate = this.eat('^');
+    for (;;) {
+      const c = this.peek();
+      if (c === undefined) this.err('unterminated character set', start);
+      if (c === ']' && parts.length > 0) {
+        this.i++;
+        break;
+      }
+      const itemStart = this.i;
+      const first = this.classItem(flags);
+      if (this.peek() === '-') {
+        this.i++;
+        const d = this.peek();
+        if (d === undefined) this.err('unterminated character set', start);
+        if (d === ']') {
+          parts.push(first, { t: 'lit', cp: 45 });
+          this.i++;
+          break;
+        }
+        const second = this.classItem(flags);
+        if (first.t !== 'lit' || second.t !== 'lit') this.err('bad character range', itemStart);
+        if (second.cp < first.cp) this.err('bad character range', itemStart);
+        parts.push({ t: 'range', lo: first.cp, hi: second.cp });
+      } else {
+        parts.push(first);
+      }
+    }
+    const caseFold = this.emulateCase && (flags & F_I) !== 0;
+    const asciiOnly = (flags & F_A) !== 0;
+    let body = '';
+    for (const p of parts) {
+      if (p.t === 'cat') {
+        body += p.src;
+      } else if (p.t === 'lit') {
+        body += caseFold ? caseVariants(p.cp, asciiOnly).map(escCp).join('') : escCp(p.cp);
+      } else {
+        body += `${escCp(p.lo)}-${escCp(p.hi)}`;
+        if (caseFold && p.hi - p.lo < RANGE_CASE_EXPANSION_LIMIT) {
+          const extra = new Set<number>();
+          for (let cp = p.lo; cp <= p.hi; cp++) {
+            for (const v of caseVariants(cp, asciiOnly)) if (v < p.lo || v > p.hi) extra.add(v);
+          }
+          for (const v of extra) body += escCp(v);
+        }
+      }
+    }
+    return `[${negate ? '^' : ''}${body}]`;
+  }
+}
+
+/**
+ * Translate a Python `re` pattern (with Python flag bits, e.g. `PY_RE.IGNORECASE`) into a
+ * `v`-flag JavaScript RegExp source. Throws `PyRegexError` where `re.compile` would raise
+ * `re.error`, `PyRegexUnsupportedError` for valid Python that JavaScript cannot express.
+ */
+export function translatePyRegex(pattern: string, flags = 0): TranslatedRegex {
+  const first = new Parser(pattern, flags, false);
+  let source = first.parse();
+  let parser = first;
+  let useEngineCase = (first.flags & F_I) !== 0;
+  if (first.scopedCaseChange) {
+    parser = new Parser(pattern, flags, true);
+    source = parser.parse();
+    useEngineCase = false;
+  }
+  return {
+    source,
+    flags: useEngineCase ? 'iv' : 'v',
+    groups: parser.groups,
+    groupNames: parser.groupNames,
+  };
+}
+
+export interface PyMatch {
+  /** Whole match, then groups 1..n (undefined for a group that did not take part). */
+  groups: (string | undefined)[];
+  /** UTF-16 index of the match start. */
+  index: number;
+}
+
+/** A compiled Python pattern offering `re.search`, `re.findall` and `re.fullmatch`. */
+export class PyRegex {
+  readonly translated: TranslatedRegex;
+  private readonly global: RegExp;
+  private fullRe: RegExp | null = null;
+  private readonly nonEmptyCache = new Map<number, RegExp>();
+
+  constructor(
+    readonly pattern: string,
+    flags = 0,
+  ) {
+    this.translated = translatePyRegex(pattern, flags);
+    try {
+      this.global = new RegExp(this.translated.source, `g${this.translated.flags}`);
+    } catch (e) {
+      // the translation is meant to always compile; report the gap instead of misbehaving
+      throw new PyRegexUnsupportedError(`pattern (${(e as Error).message})`, pattern, 0);
+    }
+  }
+
+  get groups(): number {
+    return this.translated.groups;
+  }
+
+  /** `re.search`: the first match or null. */
+  search(s: string): PyMatch | null {
+    this.global.lastIndex = 0;
+    const m = this.global.exec(s);
+    return m ? { groups: [...m], index: m.index } : null;
+  }
+
+  /** `re.fullmatch`. */
+  fullmatch(s: string): PyMatch | null {
+    this.fullRe ??= new RegExp(`^(?:${this.translated.source})$`, this.translated.flags);
+    const m = this.fullRe.exec(s);
+    return m ? { groups: [...m], index: m.index } : null;
+  }
+
+  /** All matches with Python 3.7+ empty-match rules (`re.finditer`). */
+  finditer(s: string): PyMatch[] {
+    const out: PyMatch[] = [];
+    let pos = 0;
+    let mustAdvance = false;
+    while (pos <= s.length) {
+      let m: RegExpExecArray | null = null;
+      if (mustAdvance) {
+        // Python retries at the same position but rejects an empty match there.
+        const sticky = this.nonEmptyAt(s, pos);
+        sticky.lastIndex = pos;
+        m = sticky.exec(s);
+        if (!m) {
+          if (pos >= s.length) break;
+          const cp = s.codePointAt(pos)!;
+          pos += cp > 0xffff ? 2 : 1;
+          mustAdvance = false;
+          continue;
+        }
+      } else {
+        this.global.lastIndex = pos;
+        m = this.global.exec(s);
+        if (!m) break;
+      }
+      out.push({ groups: [...m], index: m.index });
+      const end = m.index + m[0].length;
+      mustAdvance = m[0].length === 0;
+      pos = end;
+    }
+    return out;
+  }
+
+  /** `re.findall`: whole matches (no groups), group 1 (one group) or tuples (several groups). */
+  findall(s: string): (string | string[])[] {
+    const n = this.translated.groups;
+    return this.finditer(s).map((m) => {
+      if (n === 0) return m.groups[0]!;
+      if (n === 1) return m.groups[1] ?? '';
+      return m.groups.slice(1).map((g) => g ?? '');
+    });
+  }
+
+  private nonEmptyAt(s: string, pos: number): RegExp {
+    const n = [...s.slice(0, pos)].length;
+    let re = this.nonEmptyCache.get(n);
+    if (!re) {
+      re = new RegExp(`(?:${this.translated.source})(?<!^[\\s\\S]{${n}})`, `y${this.translated.flags}`);
+      if (this.nonEmptyCache.size > 32) this.nonEmptyCache.clear();
+      this.nonEmptyCache.set(n, re);
+    }
+    return re;
+  }
+}
