@@ -18,13 +18,21 @@ import { MathVerifier } from '@nemo-gym/math-verify';
 import { JUDGE_SYSTEM_MESSAGE, generatedText, judgePrompt, parseVerdict } from './src/judge.js';
 
 export const MathWithJudgeConfigSchema = ResourcesServerConfigSchema.extend({
-  judge_model_server: ModelServerRefSchema,
-  judge_responses_create_params: ResponseCreateParamsSchema,
+  judge_model_server: ModelServerRefSchema.optional(),
+  judge_responses_create_params: ResponseCreateParamsSchema.default({ input: [] }),
   should_use_judge: z.boolean().default(true),
   /** Hard limit for one library check (upstream at HEAD: 10 s). */
   library_verifier_timeout_seconds: z.number().positive().default(10),
   /** Worker threads running library checks; 0 runs them on the event loop. */
   library_verifier_workers: z.number().int().min(0).default(2),
+}).superRefine((cfg, ctx) => {
+  if (cfg.should_use_judge && !cfg.judge_model_server) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['judge_model_server'],
+      message: 'judge_model_server ({type: responses_api_models, name}) is required when should_use_judge is true; set should_use_judge: false to score with the library check only',
+    });
+  }
 });
 export type MathWithJudgeConfig = z.output<typeof MathWithJudgeConfigSchema>;
 
@@ -56,7 +64,7 @@ async function judgeOnce(ctx: Ctx, question: string, first: string, second: stri
       { role: 'user', content: judgePrompt(question, first, second), type: 'message' },
     ],
   });
-  const name = ctx.config.judge_model_server.name;
+  const name = ctx.config.judge_model_server!.name;
   const res = await ctx.client.post(name, '/v1/responses', params);
   let body: unknown;
   try {
@@ -96,7 +104,7 @@ export const server = defineResourcesServer({
       const lib = await ctx.state.verifier.check(body.expected_answer, generated);
       let reward = lib.reward;
       let judgeEvaluations: JudgeEvaluation[] | null = null;
-      if (ctx.config.should_use_judge && lib.reward <= 0.5) {
+      if (ctx.config.should_use_judge && ctx.config.judge_model_server && lib.reward <= 0.5) {
         [reward, judgeEvaluations] = await verifyWithJudge(ctx, body.question, body.expected_answer, generated);
       }
       return {

@@ -127,6 +127,15 @@ describe('verify (upstream test_app cases)', () => {
     expect(String(r.body.detail)).toContain('judge_model');
   });
 
+  it('should_use_judge without a judge server is a config error that says how to fix it', async () => {
+    const { judge_model_server: _omit, ...rest } = baseConfig;
+    await expect(server.build({ config: rest })).rejects.toThrow(/judge_model_server.*should_use_judge: false/s);
+    const ok = await server.build({ config: { ...rest, should_use_judge: false } });
+    const r = await post(ok, verifyBody('q', '2', [msg('3')]));
+    expect(r.body).toMatchObject({ reward: 0, judge_evaluations: null });
+    await ok.close();
+  });
+
   it('missing expected_answer is a 422 naming the field', async () => {
     const body = verifyBody('q', '1', [msg('1')]);
     delete body.expected_answer;
