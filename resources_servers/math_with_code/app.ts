@@ -9,7 +9,7 @@ import {
   startIfMain,
 } from '@nemo-gym/core';
 import { scoreResponse, type OutputItemLike } from './src/answer.js';
-import { PythonInterpreter, probeSandbox, type SandboxOptions } from './src/sandbox.js';
+import { PythonInterpreter, probeSandbox, removeStaleScratch, type SandboxOptions } from './src/sandbox.js';
 import { SessionPool } from './src/sessions.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -55,6 +55,8 @@ export const server = defineResourcesServer({
   className: 'PythonExecutorResourcesServer',
   configSchema: MathWithCodeConfigSchema,
   setup: async ({ config, log }): Promise<State> => {
+    const stale = await removeStaleScratch();
+    if (stale) log.info(`removed ${stale} scratch folder(s) left by a server that was killed`);
     const probe = await probeSandbox(config.python_executable, config.isolate_network && !config.allow_network);
     for (const note of probe.notes) log.warn(note);
     const sandbox: SandboxOptions = {

@@ -8,13 +8,42 @@
 // outside: when a call overruns `timeout + grace`, the whole process group gets SIGKILL.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
 
 const PACKAGE_NAME = '@nemo-gym/math_with_code';
+/** Scratch folders are `<tmpdir>/ng-math-with-code-<server pid>-XXXXXX`. */
+const SCRATCH_PREFIX = 'ng-math-with-code-';
+
+/** Removes scratch folders left by servers that were killed before they could clean up (their
+ * pid no longer exists). Returns how many were removed. */
+export async function removeStaleScratch(dir = tmpdir()): Promise<number> {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const m = new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name);
+    if (!m) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+      continue; // its server is alive
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+    }
+    await rm(join(dir, name), { recursive: true, force: true }).then(
+      () => (removed += 1),
+      () => {},
+    );
+  }
+  return removed;
+}
 
 /** Absolute path of python/sandbox_worker.py, found from this module whether it runs from source
  * (src/sandbox.ts) or from the build (dist/src/sandbox.js). */
@@ -147,7 +176,7 @@ export class PythonInterpreter {
     this.buffer = '';
     this.stderrTail = '';
     const o = this.options;
-    this.workdir = mkdtempSync(join(tmpdir(), 'ng-math-with-code-'));
+    this.workdir = mkdtempSync(join(tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
     const settings = {
       memory_limit_mb: o.memoryLimitMb,
       cpu_limit_s: o.sessionCpuLimitS,

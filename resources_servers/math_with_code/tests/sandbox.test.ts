@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, hasPython, Session, type App } from './helpers.js';
 import { SessionPool } from '../src/sessions.js';
-import { probeSandbox, type SandboxOptions } from '../src/sandbox.js';
+import { probeSandbox, removeStaleScratch, type SandboxOptions } from '../src/sandbox.js';
 
 const alive = (pid: number | undefined) => {
   if (pid === undefined) return false;
@@ -144,6 +144,25 @@ describe.skipIf(!hasPython)('sandbox', () => {
     const out = await s.run(`import os\nos.kill(${process.pid}, 0)`);
     expect(out.success).toBe(false);
     expect(out.error_message).toContain('Operation not permitted');
+  });
+});
+
+describe('scratch folders of killed servers', () => {
+  it('removes folders whose server pid is gone and keeps those of live servers', async () => {
+    const { mkdtempSync, mkdirSync, existsSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const root = mkdtempSync(`${tmpdir()}/mwc-scratch-test-`);
+    try {
+      // A pid above the kernel's maximum (4194304) cannot exist.
+      const dead = `${root}/ng-math-with-code-4999999-abc`;
+      const live = `${root}/ng-math-with-code-${process.pid}-def`;
+      const other = `${root}/something-else`;
+      for (const d of [dead, live, other]) mkdirSync(d);
+      expect(await removeStaleScratch(root)).toBe(1);
+      expect([existsSync(dead), existsSync(live), existsSync(other)]).toEqual([false, true, true]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
