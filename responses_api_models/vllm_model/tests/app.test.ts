@@ -155,6 +155,42 @@ describe('vllm_model /v1/chat/completions', () => {
   });
 });
 
+describe('vllm_model /v1/chat/completions with token ids', () => {
+  it('returns integer token ids and log-probs on the message and drops the raw logprobs', async () => {
+    const vllm = await startVLLM();
+    vllm.script = [{ content: 'four' }];
+    const { url } = await startModel({ base_url: `${vllm.url}/v1`, return_token_id_information: true, replace_developer_role_with_system: true });
+    const client = new OpenAI({ baseURL: url, apiKey: 'x', maxRetries: 0 });
+    const c = await client.chat.completions.create({ model: 'm', messages: [{ role: 'developer', content: 'Be exact.' }, { role: 'user', content: '2+2?' }] });
+    const msg = c.choices[0]!.message as any;
+    const sent = vllm.requests.find((r) => r.path === '/v1/chat/completions')!.body;
+    expect(sent.messages[0]).toEqual({ role: 'system', content: 'Be exact.' });
+    expect(msg.prompt_token_ids).toEqual(vllm.tokenizer.prompt(sent.messages));
+    expect(msg.generation_token_ids).toEqual(vllm.generation({ content: 'four' }));
+    expect(msg.generation_log_probs).toHaveLength(msg.generation_token_ids.length);
+    expect(c.choices[0]!.logprobs).toBeUndefined();
+    const tk = vllm.requests.find((r) => r.path === '/tokenize')!;
+    expect(tk.body).toEqual({ messages: sent.messages, model: 'served-model' });
+  });
+
+  it('answers 502 for partial inline token data and 400 for n > 1', async () => {
+    const stub = await startStub(() => ({
+      json: {
+        id: 'c', object: 'chat.completion', created: 1, model: 'm', prompt_token_ids: [1, 2],
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'x' }, logprobs: { content: [{ token: 'token_id:7', logprob: -1 }] } }],
+      },
+    }));
+    const { url } = await startModel({ base_url: `${stub.url}/v1`, return_token_id_information: true });
+    const client = new OpenAI({ baseURL: url, apiKey: 'x', maxRetries: 0 });
+    const e1 = await client.responses.create({ input: 'x' }).catch((e) => e);
+    expect(e1.status).toBe(502);
+    expect(e1.message).toContain('prompt_token_ids without choices[0].token_ids');
+    const e2 = await client.chat.completions.create({ model: 'm', n: 2, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    expect(e2.status).toBe(400);
+    expect(e2.message).toContain('n=2');
+  });
+});
+
 describe('vllm_model backend failures', () => {
   async function failWith(reply: Parameters<typeof startStub>[0], extra: Record<string, unknown> = {}) {
     const stub = await startStub(reply);
