@@ -9,7 +9,7 @@
 import Ajv2020Import from 'ajv/dist/2020.js';
 import type { AnySchema, ValidateFunction } from 'ajv';
 import { pyJsonLoads } from './pyjson.js';
-import { PyRegex, PyRegexUnsupportedError } from './pyregex.js';
+import { PyRegex, PyRegexError, PyRegexUnsupportedError } from './pyregex.js';
 
 // ajv ships CommonJS: module.exports is the class, which also carries itself as `.default`
 const Ajv2020 = Ajv2020Import.default;
@@ -48,7 +48,8 @@ export function strictify(node: unknown): void {
   for (const v of Object.values(node)) strictify(v);
 }
 
-const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+/** Keywords whose value is a map of subschemas, a subschema, or a list of subschemas. */
+const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const SCHEMA_VALUES = [
   'additionalProperties',
   'items',
@@ -64,22 +65,105 @@ const SCHEMA_VALUES = [
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 
+/** The schema is invalid for the Python validator (its meta-schema check fails). */
+export class SchemaInvalidError extends Error {
+  override readonly name = 'SchemaInvalidError';
+}
+
+function checkPythonRegex(pattern: string, where: string): void {
+  try {
+    new PyRegex(pattern);
+  } catch (e) {
+    if (e instanceof PyRegexError) throw new SchemaInvalidError(`${where} ${JSON.stringify(pattern)} is not a valid regex: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Resolves a `#/...` JSON pointer inside the document. */
+function resolvePointer(root: unknown, ref: string): unknown {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    let token: string;
+    try {
+      token = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return undefined;
+    }
+    if (Array.isArray(node) && /^(0|[1-9]\d*)$/.test(token)) node = node[Number(token)];
+    else if (isObject(node) && Object.prototype.hasOwnProperty.call(node, token)) node = node[token];
+    else return undefined;
+  }
+  return node;
+}
+
+const FAILS = { not: {} };
+const PY_FALSY = [null, false, 0, '', [], {}];
+
 /**
- * Removes keywords ajv gives a meaning that the Python validator does not: `nullable` (an
- * OpenAPI 3.0 keyword ajv honours, a no-op in 3.1) and `$async` (makes ajv return a promise).
+ * With `discriminator` next to `anyOf`/`oneOf`/`allOf`, the Python OAS 3.1 validator does not
+ * evaluate those lists: it reads the instance's `propertyName` value (a non-object instance or a
+ * falsy value fails), takes `mapping[value]` or `#/components/schemas/<value>` and validates the
+ * instance against that reference (unresolvable: fails). This rewrites the node into the same rule.
  */
-function dropAjvOnlyKeywords(schema: unknown): void {
+function rewriteDiscriminator(node: Record<string, unknown>, root: unknown): void {
+  const d = node.discriminator;
+  delete node.anyOf;
+  delete node.oneOf;
+  delete node.allOf;
+  if (!isObject(d) || typeof d.propertyName !== 'string' || (d.mapping !== undefined && !isObject(d.mapping))) {
+    node.allOf = [FAILS];
+    return;
+  }
+  const prop = d.propertyName;
+  const mapping = (d.mapping ?? {}) as Record<string, unknown>;
+  const refs = new Map<string, unknown>();
+  const components = isObject(root) && isObject(root.components) && isObject(root.components.schemas) ? root.components.schemas : {};
+  for (const name of Object.keys(components)) refs.set(name, `#/components/schemas/${name}`);
+  for (const [value, target] of Object.entries(mapping)) refs.set(value, target ? target : `#/components/schemas/${value}`);
+  const branches = [...refs].map(([value, ref]) => {
+    const target = typeof ref === 'string' ? resolvePointer(root, ref) : undefined;
+    const resolvable = typeof ref === 'string' && (isObject(target) || typeof target === 'boolean');
+    return { properties: { [prop]: { const: value } }, ...(resolvable ? { $ref: ref } : FAILS) };
+  });
+  node.allOf = [
+    {
+      type: 'object',
+      required: [prop],
+      properties: { [prop]: { not: { enum: PY_FALSY } } },
+      ...(branches.length ? { anyOf: branches } : FAILS),
+    },
+  ];
+}
+
+/**
+ * Brings the schema in line with the Python validator before ajv sees it:
+ * - every `pattern` and `patternProperties` key must compile as a Python regex, wherever it sits
+ *   (Python's meta-schema check asserts `format: regex` on the whole document);
+ * - `nullable` (an OpenAPI 3.0 keyword ajv honours, a no-op in 3.1) and `$async` (makes ajv
+ *   return a promise) are removed;
+ * - `discriminator` next to `anyOf`/`oneOf`/`allOf` gets the Python validator's dispatch rule.
+ */
+function prepareForAjv(schema: unknown, root: unknown): void {
   if (!isObject(schema)) return;
   delete schema.nullable;
   delete schema.$async;
+  if (typeof schema.pattern === 'string') checkPythonRegex(schema.pattern, 'pattern');
+  if (isObject(schema.patternProperties)) {
+    for (const key of Object.keys(schema.patternProperties)) checkPythonRegex(key, 'patternProperties key');
+  }
   for (const k of SCHEMA_MAPS) {
     const m = schema[k];
-    if (isObject(m)) for (const v of Object.values(m)) dropAjvOnlyKeywords(v);
+    if (isObject(m)) for (const v of Object.values(m)) prepareForAjv(v, root);
   }
-  for (const k of SCHEMA_VALUES) dropAjvOnlyKeywords(schema[k]);
+  for (const k of SCHEMA_VALUES) prepareForAjv(schema[k], root);
   for (const k of SCHEMA_LISTS) {
     const l = schema[k];
-    if (Array.isArray(l)) for (const v of l) dropAjvOnlyKeywords(v);
+    if (Array.isArray(l)) for (const v of l) prepareForAjv(v, root);
+  }
+  if ('discriminator' in schema && ('anyOf' in schema || 'oneOf' in schema || 'allOf' in schema)) {
+    rewriteDiscriminator(schema, root);
   }
 }
 
@@ -149,7 +233,7 @@ export function scoreJson(schemaStr: string, responseText: string): ScoreResult 
   let validate: ValidateFunction;
   try {
     if (isObject(schema) && typeof schema.$schema === 'string') delete schema.$schema; // ignored upstream
-    dropAjvOnlyKeywords(schema);
+    prepareForAjv(schema, schema);
     if (!isObject(schema) && typeof schema !== 'boolean') {
       return { reward: 0.0, stage: 'schema_error', message: 'a schema must be an object or a boolean' };
     }
