@@ -4,13 +4,14 @@
  */
 import { z } from 'zod';
 
-const INT_STRING = /^\s*[+-]?\d+(?:\.0*)?\s*$/;
+/** Digits with single underscores between them, an optional all-zero fraction, surrounding whitespace. */
+const INT_STRING = /^\s*[+-]?\d+(?:_\d+)*(?:\.0+)?\s*$/;
 
 /** Converts a JSON value the way pydantic's lax `int` does; `null` when it would be rejected. */
 export function toLaxInt(v: unknown): number | null {
   if (typeof v === 'number') return Number.isInteger(v) ? v : null;
   if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'string' && INT_STRING.test(v)) return Math.trunc(Number(v.trim()));
+  if (typeof v === 'string' && INT_STRING.test(v)) return Math.trunc(Number(v.trim().replace(/_/g, '')));
   return null;
 }
 
