@@ -245,9 +245,11 @@ export class RolloutIndex {
   histogram(): HistogramBin[] {
     const values = this.rows.map((r) => r.reward).filter((r): r is number => r !== null);
     if (values.length === 0) return [];
-    const distinct = [...new Set(values)].sort((a, b) => a - b);
+    const counts = new Map<number, number>();
+    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+    const distinct = [...counts.keys()].sort((a, b) => a - b);
     if (distinct.length <= 12) {
-      return distinct.map((v) => ({ label: formatNumber(v), lo: v, hi: v, count: values.filter((x) => x === v).length }));
+      return distinct.map((v) => ({ label: formatNumber(v), lo: v, hi: v, count: counts.get(v)! }));
     }
     const min = distinct[0]!;
     const max = distinct[distinct.length - 1]!;

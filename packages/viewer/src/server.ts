@@ -99,23 +99,30 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     return hit;
   };
 
+  let summaryCache: Record<string, unknown> | undefined;
   const summary = () => {
-    const rewards = index.rows.map((r) => r.reward).filter((r): r is number => r !== null);
-    const mean = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null;
-    return {
+    if (summaryCache) return summaryCache;
+    let count = 0;
+    let sum = 0;
+    let min = Infinity;
+    let max = -Infinity;
+    for (const r of index.rows) {
+      if (r.reward === null) continue;
+      count++;
+      sum += r.reward;
+      if (r.reward < min) min = r.reward;
+      if (r.reward > max) max = r.reward;
+    }
+    summaryCache = {
       file: basename(path),
       path,
       rows: index.size,
       invalidRows: index.rows.filter((r) => r.error !== null).length,
-      rewards: {
-        count: rewards.length,
-        mean,
-        min: rewards.length ? Math.min(...rewards) : null,
-        max: rewards.length ? Math.max(...rewards) : null,
-      },
+      rewards: { count, mean: count ? sum / count : null, min: count ? min : null, max: count ? max : null },
       histogram: index.histogram(),
       metricsText: index.metricsText,
     };
+    return summaryCache;
   };
 
   const listRows = async (params: URLSearchParams) => {

@@ -21,7 +21,8 @@ import { checkRow, type RowProblem } from './validate.js';
 export type DatasetType = 'train' | 'validation' | 'example';
 export type PrepareMode = 'train_preparation' | 'example_validation';
 
-export interface DatasetConfig {
+/** A dataset entry of an agent config with every default filled in (as written into metrics files). */
+export interface DatasetSpec {
   name: string;
   type: DatasetType;
   jsonl_fpath: string;
@@ -33,7 +34,7 @@ export interface DatasetConfig {
 export interface AgentDatasets {
   /** Agent instance name (top-level config key). */
   name: string;
-  datasets: DatasetConfig[];
+  datasets: DatasetSpec[];
 }
 
 export interface PrepareDataOptions {
@@ -45,7 +46,7 @@ export interface PrepareDataOptions {
   /** Where progress text goes (default: console.log). */
   log?: (text: string) => void;
   /** Fetches a missing dataset to its `jsonl_fpath` (absolute path given); required to use should_download. */
-  download?: (dataset: DatasetConfig, absPath: string) => Promise<void>;
+  download?: (dataset: DatasetSpec, absPath: string) => Promise<void>;
   /** Invalid rows printed per dataset before summarising the rest (default 20). */
   maxReportedRows?: number;
 }
@@ -58,7 +59,7 @@ export interface BadRow {
 
 export interface DatasetReport {
   agent: string;
-  dataset: DatasetConfig;
+  dataset: DatasetSpec;
   metricsPath: string;
   /** Set when the metrics disagree with an existing file; the new metrics were written here instead. */
   conflictPath?: string;
@@ -97,7 +98,7 @@ function banner(title: string): string {
   return `\n\n${bar}\n#\n# ${title}\n#\n${bar}\n`;
 }
 
-function normalizeDataset(d: ConfigDatasetConfig): DatasetConfig {
+function normalizeDataset(d: ConfigDatasetConfig): DatasetSpec {
   return {
     name: d.name,
     type: d.type,
@@ -159,7 +160,7 @@ function docToPy(doc: MetricsDoc): PyValue {
   return pyJsonLoads(metricsJson(doc));
 }
 
-function datasetConfigDoc(d: DatasetConfig): MetricsDoc {
+function datasetConfigDoc(d: DatasetSpec): MetricsDoc {
   return new Map<string, unknown>([
     ['name', d.name],
     ['type', d.type],
@@ -226,7 +227,7 @@ export class DataPrepareEngine {
   }
 
   /** Validate one dataset file and compute its metrics (streaming, one line in memory). */
-  async validateDataset(d: DatasetConfig): Promise<{ metrics: DatasetMetrics; offendingIndexes: number[]; badRows: BadRow[]; validRows: number }> {
+  async validateDataset(d: DatasetSpec): Promise<{ metrics: DatasetMetrics; offendingIndexes: number[]; badRows: BadRow[]; validRows: number }> {
     const metrics = new DatasetMetrics();
     const offendingIndexes: number[] = [];
     const badRows: BadRow[] = [];
@@ -254,7 +255,7 @@ export class DataPrepareEngine {
     return { metrics, offendingIndexes, badRows, validRows };
   }
 
-  private reportBadRows(d: DatasetConfig, badRows: BadRow[]): void {
+  private reportBadRows(d: DatasetSpec, badRows: BadRow[]): void {
     if (badRows.length === 0) return;
     const max = this.opts.maxReportedRows ?? 20;
     const lines = badRows.slice(0, max).map((b) => {
@@ -421,7 +422,7 @@ export class DataPrepareEngine {
   }
 
   /** Write `<stem>_prepare.jsonl`: every row (repeated) with `agent_ref` set, Python-serialized. */
-  private async writePrepared(agentName: string, d: DatasetConfig): Promise<string> {
+  private async writePrepared(agentName: string, d: DatasetSpec): Promise<string> {
     const src = this.abs(d.jsonl_fpath);
     const target = stemPath(src, '_prepare.jsonl');
     const out = createWriteStream(target);
