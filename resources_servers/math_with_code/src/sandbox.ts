@@ -404,7 +404,8 @@ export class PythonInterpreter {
 
 function run(cmd: string, args: string[], timeoutMs = 10_000): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: timeoutMs, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    // Trusted commands only (interpreter lookup, namespace probes): the server's own environment is fine.
+    execFile(cmd, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
       resolve({ ok: !err, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) });
     });
   });
