@@ -46,7 +46,8 @@ export const server = defineModelServer({
       const url = `${ctx.config.openai_base_url.replace(/\/+$/, '')}/responses`;
       let answer: unknown;
       try {
-        answer = await ctx.state.client.responses.create({ ...body, model: ctx.config.openai_model } as never);
+        // The raw body, not the client's parsed object (which gains a computed `output_text`).
+        answer = await readJson(await ctx.state.client.responses.create({ ...body, model: ctx.config.openai_model } as never).asResponse());
       } catch (err) {
         return sendBackendError(ctx.reply, err, url, ctx.config.openai_api_key);
       }
@@ -59,7 +60,7 @@ export const server = defineModelServer({
       const url = `${ctx.config.openai_base_url.replace(/\/+$/, '')}/chat/completions`;
       let answer: unknown;
       try {
-        answer = await ctx.state.client.chat.completions.create({ ...body, model: ctx.config.openai_model } as never);
+        answer = await readJson(await ctx.state.client.chat.completions.create({ ...body, model: ctx.config.openai_model } as never).asResponse());
       } catch (err) {
         return sendBackendError(ctx.reply, err, url, ctx.config.openai_api_key);
       }
@@ -67,5 +68,10 @@ export const server = defineModelServer({
     },
   },
 });
+
+/** Body of a successful backend answer as JSON (a SyntaxError for anything else). */
+async function readJson(res: Response): Promise<unknown> {
+  return JSON.parse(await res.text());
+}
 
 startIfMain(import.meta.url, server);

@@ -60,6 +60,10 @@ describe('openai_model', () => {
     expect(resp.output_text).toBe('Hello!');
     expect(resp.output[2]).toMatchObject({ type: 'web_search_call', action: { query: 'q' } });
     expect(resp.output[0]).not.toHaveProperty('status');
+    // Exactly the backend's keys plus the missing Response keys as null (nothing the client computes).
+    const rawBody = (await (await fetch(`${client.baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input": "x"}' })).json()) as object;
+    expect(Object.keys(rawBody)).not.toContain('output_text');
+    expect(Object.keys(rawBody)).toHaveLength(32); // 30 Response keys + store + billing
   });
 
   it('forwards /v1/chat/completions and returns the completion', async () => {
