@@ -197,6 +197,75 @@ describe('validation and metrics', () => {
   });
 });
 
+describe('word counts follow the validated dump', () => {
+  it('drops unknown keys inside items, content parts and function tools, keeps explicit nulls', async () => {
+    const { sampleMetrics, createParamsDump } = await import('../../src/data/index.js');
+    const params = {
+      input: [
+        { role: 'user', content: 'hi there', extra_note: 'dropped words here' },
+        { role: 'user', type: 'message', content: [{ type: 'input_text', text: 'a', cache: 'x y z' }] },
+        { type: 'function_call_output', call_id: 'c', output: 'o', note: 'n n' },
+      ],
+      tools: [{ type: 'function', name: 'f', parameters: {}, strict: true, description: 'd', meta: 'a b c' }],
+      temperature: 1,
+      instructions: null,
+    };
+    const dump = createParamsDump(params);
+    expect(dump).toEqual({
+      input: [
+        { role: 'user', content: 'hi there' },
+        { role: 'user', type: 'message', content: [{ type: 'input_text', text: 'a' }] },
+        { type: 'function_call_output', call_id: 'c', output: 'o' },
+      ],
+      tools: [{ type: 'function', name: 'f', parameters: {}, strict: true, description: 'd' }],
+      temperature: 1,
+      instructions: null,
+    });
+    const m = sampleMetrics(params);
+    expect(m).toEqual({ tools: 1, turns: 2, temperature: 1, words: m.words });
+    // {"input": [{"role": "user", "content": "hi there"}, ...] ...} counted on the pruned dump
+    const { countDumpWords } = await import('../../src/data/index.js');
+    expect(m.words).toBe(countDumpWords(dump));
+    expect(m.words).toBeLessThan(countDumpWords(params));
+  });
+
+  it('a string input is one turn; an explicit empty tools list observes 0 tools', async () => {
+    const { sampleMetrics } = await import('../../src/data/index.js');
+    expect(sampleMetrics({ input: 'x', tools: [] })).toEqual({ tools: 0, turns: 1, temperature: undefined, words: 4 });
+    expect(sampleMetrics({ input: [] })).toEqual({ tools: undefined, turns: undefined, temperature: undefined, words: 2 });
+  });
+});
+
+describe('output folder and downloads', () => {
+  it('explains a missing parent of output_dirpath', async () => {
+    const cwd = workdir();
+    writeFileSync(join(cwd, 'data/example.jsonl'), `${row('a')}\n`);
+    await expect(run(cwd, agentConfig([{ name: 'example', type: 'example', jsonl_fpath: 'data/example.jsonl' }]), { output_dirpath: 'no/such/out' })).rejects.toThrow(
+      /parent folder .*no\/such does not exist/,
+    );
+  });
+
+  it('downloads missing train datasets through the given registry client, then prepares them', async () => {
+    const cwd = workdir();
+    const fetched: string[] = [];
+    const config = agentConfig([
+      { name: 'train', type: 'train', jsonl_fpath: 'data/sub/train.jsonl', license: 'MIT', gitlab_identifier: { dataset_name: 'x', version: '0.0.1', artifact_fpath: 'train.jsonl' } },
+    ]);
+    const { result } = await run(cwd, config, {
+      mode: 'train_preparation',
+      should_download: true,
+      download: async (d, abs) => {
+        fetched.push(`${d.gitlab_identifier!.dataset_name}@${d.gitlab_identifier!.version}`);
+        writeFileSync(abs, `${row('downloaded')}\n`);
+      },
+    });
+    expect(fetched).toEqual(['x@0.0.1']);
+    expect(result.collated.train).toBe(join(cwd, 'out/train.jsonl'));
+    expect(readFileSync(join(cwd, 'out/train.jsonl'), 'utf8')).toContain('"downloaded"');
+    await expect(run(workdir(), config, { mode: 'train_preparation', should_download: true })).rejects.toThrow(/no dataset registry is configured/);
+  });
+});
+
 describe('repeats and collation', () => {
   it('repeats each line consecutively, counts offending indexes with repeats, and writes 6 lines for 2 x 3', async () => {
     const cwd = workdir();
