@@ -44,7 +44,7 @@ export async function prepareDataMain(config: Record<string, unknown>): Promise<
 }
 
 export const prepareDataCommand: CommandSpec = {
-  name: 'prepare_data',
+  name: 'prepare-data',
   summary: 'Validate datasets named in agent configs, write their metrics and collate them for training.',
   flags: [
     { name: 'output_dirpath', type: 'str', description: 'folder for the collated <type>.jsonl and <type>_metrics.json', required: true },
