@@ -1,0 +1,207 @@
+/**
+ * ng-init-resources-server, ng-test and ng-test-all in a temporary workspace: a folder with
+ * node_modules links to this repository's vitest, zod and @nemo-gym/core, and a vitest config
+ * like the repository's. The generated server is built with esbuild and its tests are run by
+ * ng-test in a child vitest.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { parse as parseYaml } from 'yaml';
+import { initResourcesServerMain, parseEntrypoint, pascalCase } from '../src/commands/init-resources-server.js';
+import { testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
+
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
+const coreDir = join(repo, 'packages/core');
+let ws: string;
+const startCwd = process.cwd();
+
+function link(name: string, target: string) {
+  const at = join(ws, 'node_modules', name);
+  mkdirSync(dirname(at), { recursive: true });
+  symlinkSync(target, at, 'dir');
+}
+
+beforeAll(() => {
+  ws = realpathSync(mkdtempSync(join(tmpdir(), 'ng-init-test-')));
+  writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'init-test-workspace', private: true, type: 'module' }));
+  writeFileSync(join(ws, 'pnpm-workspace.yaml'), 'packages:\n  - resources_servers/*\n  - responses_api_agents/*\n  - responses_api_models/*\n');
+  writeFileSync(
+    join(ws, 'vitest.config.mjs'),
+    `import { defineConfig } from 'vitest/config';
+export default defineConfig({
+  resolve: { alias: { '@nemo-gym/core': ${JSON.stringify(join(coreDir, 'src/index.ts'))} } },
+  test: { include: ['resources_servers/*/tests/**/*.test.ts', 'responses_api_agents/*/tests/**/*.test.ts', 'responses_api_models/*/tests/**/*.test.ts'], pool: 'forks', maxWorkers: 1 },
+});
+`,
+  );
+  const fromCore = createRequire(join(coreDir, 'package.json'));
+  link('zod', dirname(fromCore.resolve('zod/package.json')));
+  link('vitest', realpathSync(join(repo, 'node_modules/vitest')));
+  link('@nemo-gym/core', coreDir);
+  process.chdir(ws);
+});
+
+afterAll(() => {
+  process.chdir(startCwd);
+  rmSync(ws, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function captureStdout(): { text: () => string } {
+  const chunks: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => {
+    chunks.push(String(c));
+    return true;
+  });
+  return { text: () => chunks.join('') };
+}
+
+describe('ng-init-resources-server', () => {
+  it('writes a complete server folder with a domain, 5 example rows, README and tests', async () => {
+    const out = captureStdout();
+    expect(await initResourcesServerMain({ entrypoint: 'resources_servers/my_env' })).toBe(0);
+    expect(out.text()).toContain('Created resources_servers/my_env');
+    const dir = join(ws, 'resources_servers/my_env');
+    for (const f of ['package.json', 'app.ts', 'tests/app.test.ts', 'configs/my_env.yaml', 'data/example.jsonl', 'data/.gitignore', 'README.md']) {
+      expect(existsSync(join(dir, f)), f).toBe(true);
+    }
+    const cfg = parseYaml(readFileSync(join(dir, 'configs/my_env.yaml'), 'utf8')) as any;
+    expect(cfg.my_env_resources_server.resources_servers.my_env).toEqual({ entrypoint: 'app.ts', domain: 'other' });
+    const agent = cfg.my_env_simple_agent.responses_api_agents.simple_agent;
+    expect(agent.resources_server).toEqual({ type: 'resources_servers', name: 'my_env_resources_server' });
+    expect(agent.datasets.map((d: any) => [d.type, d.license ?? null, d.gitlab_identifier?.artifact_fpath ?? null])).toEqual([
+      ['train', 'Apache 2.0', 'train.jsonl'],
+      ['validation', 'Apache 2.0', 'validation.jsonl'],
+      ['example', null, null],
+    ]);
+    const rows = readFileSync(join(dir, 'data/example.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(5);
+    for (const r of rows) expect(r.responses_create_params.input[0].role).toBe('user');
+    const app = readFileSync(join(dir, 'app.ts'), 'utf8');
+    expect(app).toContain("className: 'MyEnvResourcesServer'");
+    expect(app).not.toMatch(/__NAME__|__TITLE__/);
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name).toBe('@nemo-gym/my_env');
+    expect(readFileSync(join(dir, 'data/.gitignore'), 'utf8')).toContain('*train.jsonl\n');
+  });
+
+  it('leaves an existing folder alone and exits 0, as upstream', async () => {
+    const before = readFileSync(join(ws, 'resources_servers/my_env/app.ts'), 'utf8');
+    const out = captureStdout();
+    expect(await initResourcesServerMain({ entrypoint: 'resources_servers/my_env' })).toBe(0);
+    expect(out.text()).toBe('Folder already exists: resources_servers/my_env. Exiting init.\n');
+    expect(readFileSync(join(ws, 'resources_servers/my_env/app.ts'), 'utf8')).toBe(before);
+  });
+
+  it('rejects bad entrypoints with a clear error', async () => {
+    await expect(initResourcesServerMain({})).rejects.toThrow(/needs \+entrypoint=/);
+    await expect(initResourcesServerMain({ entrypoint: 'resources_servers' })).rejects.toThrow(/exactly 2 parts/);
+    await expect(initResourcesServerMain({ entrypoint: 'resources_servers/a/b' })).rejects.toThrow(/exactly 2 parts/);
+    await expect(initResourcesServerMain({ entrypoint: '/tmp/x/y' })).rejects.toThrow(/relative/);
+    await expect(initResourcesServerMain({ entrypoint: 'responses_api_models/x' })).rejects.toThrow(/must start with resources_servers\//);
+    await expect(initResourcesServerMain({ entrypoint: 'resources_servers/9-lives' })).rejects.toThrow(/start with a letter/);
+    expect(existsSync(join(ws, 'resources_servers/9-lives'))).toBe(false);
+    expect(parseEntrypoint('resources_servers/x/', 'ng-test').dir).toBe('resources_servers/x');
+    expect(pascalCase('my_cool_env')).toBe('MyCoolEnv');
+  });
+
+  it('the generated server builds and its module loads', async () => {
+    const dir = join(ws, 'resources_servers/my_env');
+    const result = await build({
+      entryPoints: [join(dir, 'app.ts')],
+      outdir: join(dir, 'dist'),
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'silent',
+    });
+    expect(result.errors).toHaveLength(0);
+    expect(existsSync(join(dir, 'dist/app.js'))).toBe(true);
+    if (existsSync(join(coreDir, 'dist/src/index.js'))) {
+      const name = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('./resources_servers/my_env/dist/app.js'); console.log(m.server.className)"], { cwd: ws })
+        .toString()
+        .trim();
+      expect(name).toBe('MyEnvResourcesServer');
+    }
+  });
+});
+
+describe('ng-test', () => {
+  it('runs the folder tests (passing) and then fails data validation naming the missing metrics file', async () => {
+    const out = captureStdout();
+    const code = await testMain({ entrypoint: 'resources_servers/my_env', should_validate_data: true });
+    expect(code).toBe(1); // tests pass; no example_metrics.json yet
+    expect(out.text()).not.toContain('You can run detailed tests via');
+    expect(() => validateData('resources_servers/my_env')).toThrow(DataValidationError);
+    expect(() => validateData('resources_servers/my_env')).toThrow(/You must run the example data validation for the example data found at resources_servers\/my_env\/data\/example.jsonl/);
+  });
+
+  it('validates complete data, and names each problem', () => {
+    const data = join(ws, 'resources_servers/my_env/data');
+    writeFileSync(join(data, 'example_metrics.json'), JSON.stringify({ 'Number of examples': 5 }));
+    expect(() => validateData('resources_servers/my_env')).toThrow(/example_rollouts.jsonl/);
+    writeFileSync(join(data, 'example_rollouts.jsonl'), '{}\n{}\n{}\n{}\n');
+    expect(() => validateData('resources_servers/my_env')).toThrow('Expected 5 example rollouts in resources_servers/my_env/data/example_rollouts.jsonl, but got 4');
+    writeFileSync(join(data, 'example_rollouts.jsonl'), '{}\n{}\n{}\n{}\n{}');
+    const out = captureStdout();
+    validateData('resources_servers/my_env');
+    expect(out.text()).toBe('The data for resources_servers/my_env has been successfully validated!\n');
+    writeFileSync(join(data, 'example_conflict.jsonl'), '');
+    expect(() => validateData('resources_servers/my_env')).toThrow('Found 1 conflicting paths: \n- resources_servers/my_env/data/example_conflict.jsonl');
+    rmSync(join(data, 'example_conflict.jsonl'));
+    // other kinds have no data checks
+    expect(() => validateData('responses_api_agents/anything')).not.toThrow();
+  });
+
+  it('rejects a missing folder and a bad flag value', async () => {
+    await expect(testMain({ entrypoint: 'resources_servers/nope' })).rejects.toThrow(/does not exist/);
+    await expect(testMain({ entrypoint: 'resources_servers/my_env', should_validate_data: 'maybe' })).rejects.toThrow(/true or false/);
+  });
+});
+
+describe('ng-test-all', () => {
+  it('runs every folder with a README and prints upstream-style totals', async () => {
+    captureStdout();
+    expect(await initResourcesServerMain({ entrypoint: 'resources_servers/broken_env' })).toBe(0);
+    vi.restoreAllMocks();
+    const testFile = join(ws, 'resources_servers/broken_env/tests/app.test.ts');
+    writeFileSync(testFile, readFileSync(testFile, 'utf8').replace("toEqual({ text: 'hello' })", "toEqual({ text: 'goodbye' })"));
+    mkdirSync(join(ws, 'responses_api_agents/no_tests'), { recursive: true });
+    writeFileSync(join(ws, 'responses_api_agents/no_tests/README.md'), '# no tests\n');
+    mkdirSync(join(ws, 'responses_api_models/no_readme'), { recursive: true });
+
+    const out = captureStdout();
+    const code = await testAllMain({});
+    const text = out.text();
+    expect(code).toBe(1);
+    expect(text).toContain('Found 4 total modules:\n- resources_servers/broken_env\n- resources_servers/my_env\n- responses_api_agents/no_tests\n- responses_api_models/no_readme\n');
+    expect(text).toContain('Tests passed 1 / 3 (33.33%):\n- resources_servers/my_env\n');
+    expect(text).toContain('Tests failed 1 / 3 (33.33%):\n- resources_servers/broken_env\n');
+    expect(text).toContain('Tests missing 1 / 3 (33.33%):\n- responses_api_agents/no_tests\n');
+    expect(text).toContain('Data validation failed 1 / 3 (33.33%):\n- resources_servers/broken_env\n');
+    expect(text).toContain('ng-test +entrypoint=resources_servers/broken_env\n');
+    expect(text).toContain('ng-test +entrypoint=resources_servers/broken_env +should_validate_data=true');
+
+    vi.restoreAllMocks();
+    const err: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => {
+      err.push(String(c));
+      return true;
+    });
+    captureStdout();
+    // only the passing folder left: exit 0, unless every candidate must have a README
+    rmSync(join(ws, 'resources_servers/broken_env'), { recursive: true });
+    rmSync(join(ws, 'responses_api_agents/no_tests/README.md'));
+    expect(await testAllMain({})).toBe(0);
+    expect(await testAllMain({ fail_on_total_and_test_mismatch: true })).toBe(1);
+    expect(err.join('')).toContain('Extra candidate paths:\n- responses_api_agents/no_tests\n- responses_api_models/no_readme');
+  });
+});
