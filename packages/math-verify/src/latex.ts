@@ -45,7 +45,19 @@ const FUNCS_SINGLE: Record<string, string> = {
 const FUNCS_MULTI: Record<string, string> = { gcd: 'gcd', lcm: 'lcm', max: 'Max', min: 'Min' };
 const SPACING = new Set([',', ';', ':', '!', ' ', 'quad', 'qquad', 'space', 'enspace', 'thinspace', 'medspace', 'thickspace', 'negthinspace']);
 const IGNORED_CMDS = new Set(['displaystyle', 'textstyle', 'scriptstyle', 'limits', 'nolimits', 'left', 'right', 'mleft', 'mright', 'big', 'Big', 'bigg', 'Bigg', 'bigl', 'bigr', 'Bigl', 'Bigr']);
-const ACCENTS = new Set(['mathbb', 'text', 'textbf', 'textit', 'textrm', 'textnormal', 'mbox', 'mathrm', 'mathit', 'mathbf', 'mathsf', 'mathtt', 'mathcal', 'mathscr', 'mathfrak', 'bar', 'overline', 'vec', 'overrightarrow', 'hat', 'widehat', 'tilde', 'widetilde', 'dot', 'ddot', 'check', 'breve', 'acute', 'grave', 'underline', 'boldsymbol', 'bm', 'operatorname']);
+const ACCENTS = new Set([
+  'acute', 'bar', 'overline', 'breve', 'check', 'widecheck', 'dot', 'ddot', 'grave', 'hat', 'tilde', 'widetilde', 'vec',
+  'overrightarrow', 'bm', 'boldsymbol', 'text', 'textit', 'textbf', 'textnormal', 'mathbb', 'mathbin', 'mathbf', 'mathcal',
+  'mathclap', 'mathclose', 'mathellipsis', 'mathfrak', 'mathinner', 'mathit', 'mathnormal', 'mathop', 'mathopen', 'mathord',
+  'mathpunct', 'mathrel', 'mathring', 'mathrlap', 'mathrm', 'mathscr', 'mathsf', 'mathsterling', 'mathtt', 'mbox', 'operatorname',
+]);
+/** Symbol-like commands of the grammar's OTHER_SYMBOL token. */
+const OTHER_SYMBOLS = new Set([
+  'Bbbk', 'wp', 'nabla', 'bigstar', 'angle', 'nexists', 'diagdown', 'measuredangle', 'eth', 'diagup', 'sphericalangle',
+  'clubsuit', 'varnothing', 'Diamond', 'complement', 'diamondsuit', 'imath', 'Finv', 'triangledown', 'heartsuit', 'jmath',
+  'Game', 'triangle', 'spadesuit', 'ell', 'hbar', 'vartriangle', 'hslash', 'blacklozenge', 'lozenge', 'blacksquare', 'mho',
+  'blacktriangle', 'sharp', 'prime', 'Im', 'flat', 'square', 'backprime', 'Re', 'natural', 'surd', 'circledS',
+]);
 
 const REL_TOKENS: Record<string, RelOp | 'Approx' | 'In'> = {
   '=': 'Eq', '==': 'Eq', '\\equiv': 'Eq', '<': 'Lt', '\\lt': 'Lt', '>': 'Gt', '\\gt': 'Gt', '\\leq': 'Le', '\\le': 'Le',
@@ -54,6 +66,7 @@ const REL_TOKENS: Record<string, RelOp | 'Approx' | 'In'> = {
 };
 
 const OTHER_CMDS = [
+  ...OTHER_SYMBOLS,
   'frac', 'dfrac', 'tfrac', 'cfrac', 'sqrt', 'binom', 'dbinom', 'tbinom', 'choose', 'cdot', 'times', 'div', 'pm', 'mp', 'infty',
   'circ', 'degree', 'le', 'leq', 'leqslant', 'ge', 'geq', 'geqslant', 'ne', 'neq', 'lt', 'gt', 'approx', 'equiv', 'in', 'notin',
   'cup', 'cap', 'setminus', 'backslash', 'emptyset', 'varnothing', 'varemptyset', 'boxed', 'fbox', 'phantom', 'lfloor',
@@ -104,18 +117,16 @@ function tokenize(src: string): Tok[] {
           continue;
         }
         if (ACCENTS.has(name)) {
-          // \text{...}-like: grab the braced content verbatim
+          // ACCENT token: command, at most one whitespace character, then '{' ... up to the first '}'
+          // that is not written '\\}' (no nesting, as the grammar's lexer rule)
           let j = i;
-          while (j < n && src[j] === ' ') j++;
+          if (j < n && /[ \t\r\n]/.test(src[j]!)) j++;
           if (src[j] === '{') {
-            let depth = 0;
-            let k = j;
-            for (; k < n; k++) {
-              if (src[k] === '{') depth++;
-              else if (src[k] === '}') {
-                depth--;
-                if (depth === 0) break;
-              }
+            let k = j + 1;
+            while (k < n) {
+              if (src[k] === '\\' && src[k + 1] === '}') k += 2;
+              else if (src[k] === '}') break;
+              else k++;
             }
             if (k >= n) throw new MathError('unbalanced braces');
             out.push({ k: 'accent', v: name + '\u0000' + src.slice(j + 1, k), pos });
@@ -123,6 +134,11 @@ function tokenize(src: string): Tok[] {
             continue;
           }
           throw new MathError(`\\${name} needs a braced argument`);
+        }
+        if (OTHER_SYMBOLS.has(name)) {
+          if (src[i] === ' ') i++;
+          out.push({ k: 'other', v: name, pos });
+          continue;
         }
         if (name === 'not' && src.startsWith('\\equiv', i)) {
           i += 6;
@@ -171,6 +187,15 @@ function tokenize(src: string): Tok[] {
       i += 2;
       continue;
     }
+    if (c === 'd') {
+      // DIFFERENTIAL: 'd' + optional whitespace + a letter or a command (longest match wins: "dx", "odd" -> o, dd)
+      const dm = /^d[ \t\r\n]*(?:([a-zA-Z])|\\([a-zA-Z]+))/.exec(src.slice(i, i + 64));
+      if (dm) {
+        out.push({ k: 'diff', v: 'd' + (dm[1] ?? dm[2]!), pos });
+        i += dm[0].length;
+        continue;
+      }
+    }
     if (/[a-zA-Z]/.test(c)) {
       out.push({ k: 'letter', v: c, pos });
       i++;
@@ -181,7 +206,8 @@ function tokenize(src: string): Tok[] {
       i++;
       continue;
     }
-    const uni: Record<string, string> = { '×': '\\times', '÷': '\\div', '·': '\\cdot', '∞': '\\infty', '√': '\\sqrt', '±': '\\pm', '∪': '\\cup', '∩': '\\cap', '∈': '\\in', '−': '-' };
+    // unicode operators the grammar's lexer knows
+    const uni: Record<string, string> = { '×': '\\times', '÷': '\\div', '⋅': '\\cdot', '∗': '\\cdot', '±': '\\pm', '∓': '\\pm', '∪': '\\cup', '∩': '\\cap', '∉': '\\notin', '∖': '\\setminus', '∅': '\\emptyset', '−': '-', '∸': '-', '∕': '/' };
     if (uni[c]) {
       out.push(uni[c] === '-' ? { k: 'op', v: '-', pos } : { k: 'cmd', v: uni[c]!, pos });
       i++;
@@ -342,6 +368,7 @@ class LatexParser {
     let base: string | null = null;
     if (t.k === 'letter' && t.v !== 'e') base = t.v;
     else if (t.k === 'cmd' && GREEK.has(t.v.slice(1))) base = t.v;
+    else if (t.k === 'other') base = t.v;
     else if (t.k === 'accent' && !t.v.startsWith('mathbb\u0000') && !t.v.startsWith('operatorname\u0000')) base = accentText(t.v);
     if (base === null) return null;
     this.i++;
@@ -451,7 +478,7 @@ class LatexParser {
     const t = this.peek();
     if (!t) return null;
     try {
-      if (t.k === 'cmd' && ['\\emptyset', '\\varnothing', '\\varemptyset'].includes(t.v)) {
+      if (t.k === 'cmd' && t.v === '\\emptyset') {
         this.i++;
         return { t: 'SetConst', name: 'EmptySet' };
       }
@@ -652,7 +679,7 @@ class LatexParser {
   canStartPostfix(): boolean {
     const t = this.peek();
     if (!t) return false;
-    if (t.k === 'num' || t.k === 'pct' || t.k === 'letter' || t.k === 'accent' || t.k === 'begin') return true;
+    if (t.k === 'num' || t.k === 'pct' || t.k === 'letter' || t.k === 'accent' || t.k === 'begin' || t.k === 'diff' || t.k === 'other') return true;
     if (t.k === 'op') return t.v === '(' || t.v === '{' || t.v === '[' || (t.v === '|' && this.absDepth === 0);
     if (t.k === 'cmd') {
       const name = t.v.slice(1);
@@ -964,6 +991,10 @@ class LatexParser {
       }
       return parseNumber(t.v);
     }
+    if (t.k === 'diff') {
+      this.i++;
+      return { t: 'Symbol', name: t.v };
+    }
     if (t.k === 'pct') {
       this.i++;
       return mul(parseNumber(t.v.replace(/,/g, '')), rational(1n, 100n));
@@ -981,10 +1012,6 @@ class LatexParser {
           s = pow(s, this.parseSupArg());
         }
         return s;
-      }
-      if (t.v === '\\imath' || t.v === '\\jmath') {
-        this.i++;
-        return { t: 'Symbol', name: t.v.slice(1) };
       }
       if (t.v === '\\%') throw new MathError('stray percent sign');
     }
