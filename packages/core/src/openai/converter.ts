@@ -197,7 +197,10 @@ export function responsesToChatParams(params: ResponseCreateParams, opts: Conver
   const rest: Json = {};
   if (p.model !== undefined && p.model !== null) rest.model = p.model;
   if (p.max_output_tokens !== undefined && p.max_output_tokens !== null) rest.max_tokens = p.max_output_tokens;
-  if (Array.isArray(p.tools)) {
+  for (const k of ['temperature', 'top_p', 'top_logprobs', 'metadata', 'service_tier', 'store', 'user', 'stream'] as const) {
+    if (p[k] !== undefined) rest[k] = p[k];
+  }
+  if (Array.isArray(p.tools) && p.tools.length > 0) {
     rest.tools = (p.tools as Json[]).map((tool, i) => {
       if (tool.type !== 'function') {
         throw new ConversionError(`tools[${i}] has type "${String(tool.type)}"; only function tools can be sent to a Chat Completions model`);
@@ -205,18 +208,19 @@ export function responsesToChatParams(params: ResponseCreateParams, opts: Conver
       const { type: _type, ...fn } = tool;
       return { type: 'function', function: fn };
     });
+    if (p.parallel_tool_calls !== undefined && p.parallel_tool_calls !== null) rest.parallel_tool_calls = p.parallel_tool_calls;
+    if (p.tool_choice !== undefined && p.tool_choice !== null) {
+      const tc = p.tool_choice as unknown;
+      // Responses names a forced function as {type, name}; Chat Completions as {type, function: {name}}.
+      if (tc && typeof tc === 'object' && (tc as Json).type === 'function' && typeof (tc as Json).name === 'string') {
+        rest.tool_choice = { type: 'function', function: { name: (tc as Json).name } };
+      } else rest.tool_choice = tc;
+    }
+  } else if (p.tool_choice === 'required' || (p.tool_choice && typeof p.tool_choice === 'object')) {
+    throw new ConversionError('tool_choice asks for a tool call but "tools" is empty; add the tools or leave tool_choice out');
   }
-  for (const k of ['temperature', 'top_p', 'top_logprobs', 'metadata', 'service_tier', 'store', 'user', 'stream'] as const) {
-    if (p[k] !== undefined) rest[k] = p[k];
-  }
-  if (p.parallel_tool_calls !== undefined && p.parallel_tool_calls !== null) rest.parallel_tool_calls = p.parallel_tool_calls;
-  if (p.tool_choice !== undefined && p.tool_choice !== null) {
-    const tc = p.tool_choice as unknown;
-    // Responses names a forced function as {type, name}; Chat Completions as {type, function: {name}}.
-    if (tc && typeof tc === 'object' && (tc as Json).type === 'function' && typeof (tc as Json).name === 'string') {
-      rest.tool_choice = { type: 'function', function: { name: (tc as Json).name } };
-    } else rest.tool_choice = tc;
-  }
+  // Without tools, tools/tool_choice/parallel_tool_calls are left out: OpenAI rejects an empty
+  // tools list, and vLLM rejects tool_choice "auto" unless started with auto tool choice.
 
   const out: Json = {};
   for (const k of CHAT_PARAM_KEYS) {

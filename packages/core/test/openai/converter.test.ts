@@ -118,6 +118,17 @@ describe('responsesToChatParams', () => {
     });
   });
 
+  it('leaves tools, tool_choice and parallel_tool_calls out when there are no tools', () => {
+    const chat = responsesToChatParams(
+      ResponseCreateParamsSchema.parse({ input: 'x', tools: [], tool_choice: 'auto', parallel_tool_calls: true, temperature: 0 }),
+      plain,
+    );
+    expect(chat).toEqual({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }], temperature: 0 });
+    expect(() =>
+      responsesToChatParams(ResponseCreateParamsSchema.parse({ input: 'x', tools: [], tool_choice: 'required' }), plain),
+    ).toThrow(/tool_choice asks for a tool call but "tools" is empty/);
+  });
+
   it('does not leak token information into later assistant messages', () => {
     const tok = { prompt_token_ids: [1], generation_token_ids: [2], generation_log_probs: [-0.5] };
     const chat = responsesToChatParams(
