@@ -51,6 +51,17 @@ describe('recorded round trip (upstream round_trip_test_data.json)', () => {
       // Exactly one upstream message had an empty tool_calls list; everything else is identical.
       expect(expected.messages.filter((m: { tool_calls?: unknown[] }) => m.tool_calls?.length === 0)).toHaveLength(1);
     });
+
+    it.skipIf(!present)(`turns each recorded assistant message into output items and back unchanged (${label})`, () => {
+      const assistants = withoutEmptyToolCalls(data[key].messages).filter((m) => m.role === 'assistant');
+      expect(assistants.length).toBe(2);
+      for (const message of assistants) {
+        const items = chatMessageToOutputItems(message, opts, fixedIds);
+        expect(items[0]).toMatchObject({ type: 'reasoning' });
+        const back = responsesToChatParams(ResponseCreateParamsSchema.parse({ input: [{ role: 'user', content: 'q' }, ...items] }), opts);
+        expect((back.messages as unknown[])[1]).toEqual(message);
+      }
+    });
   }
 });
 
