@@ -326,6 +326,7 @@ export const APP_JS = `'use strict';
 
   async function openRow(i) {
     state.selected = i;
+    history.replaceState(null, '', '#row=' + (i + 1));
     for (const tr of document.querySelectorAll('#rows-body tr')) tr.classList.toggle('selected', tr.getAttribute('data-index') === String(i));
     $('detail').replaceChildren(el('p', { className: 'muted', text: 'Loading row ' + (i + 1) + '…' }));
     try { renderRollout(await api('/api/rows/' + i)); }
@@ -346,6 +347,8 @@ export const APP_JS = `'use strict';
     $('next').addEventListener('click', () => { state.start += PAGE; loadRows(); });
     try { renderSummary(await api('/api/summary')); } catch (e) { $('stats').textContent = 'Error: ' + e.message; }
     await loadRows();
+    const m = /^#row=([0-9]+)$/.exec(location.hash);
+    if (m && Number(m[1]) >= 1) await openRow(Number(m[1]) - 1);
     document.body.setAttribute('data-ready', '1');
   });
 })();

@@ -119,6 +119,15 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.screenshot({ path: shot, fullPage: false });
     console.log(`viewer screenshot: ${shot}`);
     expect(existsSync(shot)).toBe(true);
+    expect(new URL(page.url()).hash).toBe('#row=4');
     expect(consoleErrors, consoleErrors.join("\n")).toEqual([]);
+  });
+
+  it('opens the row named in the address (#row=N, 1-based) on load', async () => {
+    await page.goto("about:blank");
+    await page.goto(`${viewer.url}#row=3`);
+    await page.waitForSelector('body[data-ready="1"]');
+    expect(await page.textContent('#detail h2')).toBe('Sample 3 - Responses ID resp_000002');
+    expect(await page.getAttribute('#rows-body tr[data-index="2"]', 'class')).toContain('selected');
   });
 });
