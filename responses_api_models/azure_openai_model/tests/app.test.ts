@@ -119,6 +119,25 @@ describe('azure_openai_model', () => {
     expect(e2.message).toContain(deadUrl);
   });
 
+  it('keeps a 5xx status and answers 502 for malformed JSON or a completion without choices', async () => {
+    const { client } = await setup((req) =>
+      req.body.messages[0].content === 'five'
+        ? { status: 500, json: { error: { message: 'internal', code: 'server_error' } } }
+        : req.body.messages[0].content === 'bad'
+          ? { raw: '{"id": "chatcmpl", "choices": [{' }
+          : { json: { id: 'c', object: 'chat.completion', created: 1, model: 'x', choices: [] } },
+    );
+    const e1 = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'five' }] }).catch((e) => e);
+    expect(e1.status).toBe(500);
+    expect(e1.code).toBe('server_error');
+    const e2 = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'bad' }] }).catch((e) => e);
+    expect(e2.status).toBe(502);
+    expect(e2.message).toMatch(/JSON/);
+    const e3 = await client.responses.create({ input: [{ role: 'user', content: 'empty' }] }).catch((e) => e);
+    expect(e3.status).toBe(502);
+    expect(e3.message).toContain('no choices');
+  });
+
   it('refuses to start without an api-version', async () => {
     await expect(
       server.build({ config: { name: 'p', openai_base_url: 'http://127.0.0.1:1', openai_api_key: 'k', openai_model: 'd', default_query: {} } }),
