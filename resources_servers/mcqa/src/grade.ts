@@ -136,6 +136,26 @@ export function matchOptionText(
   return matched.size === 1 ? [...matched][0]! : null;
 }
 
+/** Datasets use a handful of distinct templates: compiled patterns are kept (null = Python rejects it). */
+const regexCache = new Map<string, PyRegex | null>();
+const REGEX_CACHE_LIMIT = 512;
+
+function compileCached(pattern: string): PyRegex | null {
+  if (regexCache.has(pattern)) return regexCache.get(pattern)!;
+  let re: PyRegex | null;
+  try {
+    re = new PyRegex(pattern, PY_RE.IGNORECASE);
+  } catch (e) {
+    if (!(e instanceof PyRegexError)) {
+      throw new OutputRegexError(`template_metadata.output_regex cannot be used: ${(e as Error).message}`);
+    }
+    re = null;
+  }
+  if (regexCache.size >= REGEX_CACHE_LIMIT) regexCache.delete(regexCache.keys().next().value as string);
+  regexCache.set(pattern, re);
+  return re;
+}
+
 /**
  * `template_metadata.output_regex` extraction: last `re.findall(regex, text, re.IGNORECASE)` item.
  * A pattern Python would reject yields null (upstream catches `re.error`); a pattern with two or
@@ -148,13 +168,8 @@ export function parseWithCustomRegex(
   allowed: Set<string>,
   options: readonly OptionEntry[] | null | undefined,
 ): string | null {
-  let re: PyRegex;
-  try {
-    re = new PyRegex(pattern, PY_RE.IGNORECASE);
-  } catch (e) {
-    if (e instanceof PyRegexError) return null;
-    throw new OutputRegexError(`template_metadata.output_regex cannot be used: ${(e as Error).message}`);
-  }
+  const re = compileCached(pattern);
+  if (re === null) return null;
   const matches = re.findall(text);
   if (matches.length === 0) return null;
   const last = matches[matches.length - 1]!;
