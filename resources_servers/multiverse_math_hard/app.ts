@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import {
   BaseVerifyRequestSchema,
+  ConfigError,
   HttpError,
   RawJson,
   ResourcesServerConfigSchema,
@@ -15,8 +16,20 @@ import {
 } from '@nemo-gym/core';
 import { ARG_NAMES, FUNCTIONS, PyException, callFunction, solutionJson, type Args } from './src/universe.js';
 import { computeReward, parseGroundTruth, pyFloatFromString } from './src/verify.js';
+import { PythonLibm, PythonLibmError } from './src/pylibm.js';
 
-export const MultiVerseMathHardConfigSchema = ResourcesServerConfigSchema;
+export const MultiVerseMathHardConfigSchema = ResourcesServerConfigSchema.extend({
+  /**
+   * How log/sin/cos/pow are computed: `correctly_rounded` (pure TypeScript, the default) or
+   * `python` (a local CPython's math module, bit-identical to upstream on the same C library).
+   */
+  float_backend: z.enum(['correctly_rounded', 'python']).default('correctly_rounded'),
+  python_executable: z.string().default('python3'),
+});
+
+interface State {
+  python: PythonLibm | null;
+}
 
 /** pydantic's lax int: ints, integral floats, integer strings and booleans. */
 const PyInt = z.union([
@@ -68,6 +81,22 @@ export function parseToolArgs(body: unknown): Args | Detail[] {
 export const server = defineResourcesServer({
   className: 'MultiVerseMathHardResourcesServer',
   configSchema: MultiVerseMathHardConfigSchema,
+  setup: async (ctx): Promise<State> => {
+    if (ctx.config.float_backend !== 'python') return { python: null };
+    const python = new PythonLibm(ctx.config.python_executable);
+    try {
+      await python.evaluate([['log', [2]]]);
+    } catch (err) {
+      python.close();
+      throw new ConfigError(
+        `multiverse_math_hard instance \`${ctx.config.name}\`: float_backend is python but ${ctx.config.python_executable} cannot be run (${(err as Error).message}); install python3, set python_executable, or use float_backend: correctly_rounded`,
+      );
+    }
+    return { python };
+  },
+  close: (ctx) => {
+    ctx.state.python?.close();
+  },
   verify: {
     body: MultiVerseMathHardVerifyRequestSchema,
     handler: (body) => {
@@ -79,7 +108,7 @@ export const server = defineResourcesServer({
       return { responses_create_params: body.responses_create_params, response: body.response, reward };
     },
   },
-  routes: (app) => {
+  routes: (app, ctx) => {
     // Upstream registers a catch-all POST /{path} after the base routes; the static routes
     // (/verify, /seed_session) take precedence in the router.
     app.post<{ Params: { path: string } }>('/:path', async (request, reply) => {
@@ -89,7 +118,16 @@ export const server = defineResourcesServer({
       if (!Object.prototype.hasOwnProperty.call(FUNCTIONS, name)) throw new HttpError(404, 'Function not found');
       let solution: number;
       try {
-        solution = callFunction(name, parsed);
+        const python = ctx.state.python;
+        if (python) {
+          try {
+            solution = await python.run((libm) => callFunction(name, parsed, libm));
+          } catch (err) {
+            if (!(err instanceof PythonLibmError)) throw err;
+            ctx.log.warn(`${err.message}; computing ${name} with the correctly rounded functions instead`);
+            solution = callFunction(name, parsed);
+          }
+        } else solution = callFunction(name, parsed);
       } catch (err) {
         if (err instanceof PyException) throw new HttpError(500, err.message);
         throw err;

@@ -4,7 +4,7 @@
  * behaviour, including the exceptions whose text upstream sends back to the model.
  */
 import { pyFloatRepr } from '@nemo-gym/core';
-import { crCos, crLog, crPow, crSin } from './libm.js';
+import { CORRECTLY_ROUNDED, type Libm } from './pylibm.js';
 
 /** A Python exception: `message` is `str(e)`, which upstream returns as the 500 detail. */
 export class PyException extends Error {
@@ -23,7 +23,7 @@ export type Args = Partial<Record<ArgName, number>>;
 
 interface UniverseFunction {
   params: readonly ArgName[];
-  fn: (...args: number[]) => number;
+  fn: (libm: Libm, ...args: number[]) => number;
 }
 
 function zeroDivision(): never {
@@ -41,27 +41,28 @@ export function pyDiv(a: number, b: number): number {
 }
 
 /** CPython `math.sin` / `math.cos`: infinite input -> ValueError, NaN passes through. */
-function mathSin(x: number): number {
+function mathSin(libm: Libm, x: number): number {
   if (x === Infinity || x === -Infinity) domainError();
-  return crSin(x);
+  return libm.sin(x);
 }
 
-function mathCos(x: number): number {
+function mathCos(libm: Libm, x: number): number {
   if (x === Infinity || x === -Infinity) domainError();
-  return crCos(x);
+  return libm.cos(x);
 }
 
 /** CPython's one-argument `math.log` on a float. */
-function mathLog1(x: number): number {
+function mathLog1(libm: Libm, x: number): number {
   if (Number.isNaN(x)) return x;
   if (x <= 0) domainError(); // log(0), log(<0), log(-inf)
-  return crLog(x);
+  if (x === Infinity) return x;
+  return libm.log(x);
 }
 
 /** CPython `math.log(x, base)` = log(x) / log(base), computed in that order. */
-export function mathLog(x: number, base: number): number {
-  const num = mathLog1(x);
-  const den = mathLog1(base);
+export function mathLog(x: number, base: number, libm: Libm = CORRECTLY_ROUNDED): number {
+  const num = mathLog1(libm, x);
+  const den = mathLog1(libm, base);
   return pyDiv(num, den);
 }
 
@@ -90,7 +91,7 @@ export class PyComplex {
 }
 
 /** CPython `float ** float` (Objects/floatobject.c float_pow, then C pow). */
-export function pyPow(iv: number, iw: number): number | PyComplex {
+export function pyPow(iv: number, iw: number, libm: Libm = CORRECTLY_ROUNDED): number | PyComplex {
   if (iw === 0) return 1;
   if (Number.isNaN(iv)) return iv;
   if (Number.isNaN(iw)) return iv === 1 ? 1 : iw;
@@ -112,22 +113,22 @@ export function pyPow(iv: number, iw: number): number | PyComplex {
   }
   let negate = false;
   if (iv < 0) {
-    if (iw !== Math.floor(iw)) return complexPow(iv, iw);
+    if (iw !== Math.floor(iw)) return complexPow(iv, iw, libm);
     iv = -iv;
     negate = isOddInteger(iw);
   }
   if (iv === 1) return negate ? -1 : 1;
-  let ix = crPow(iv, iw);
+  let ix = libm.pow(iv, iw);
   if (negate) ix = -ix;
   if (ix === Infinity || ix === -Infinity) throw new PyException('OverflowError', "(34, 'Numerical result out of range')");
   return ix;
 }
 
 /** CPython `complex(x) ** complex(y)` for x < 0 and non-integral y (Objects/complexobject.c _Py_c_pow). */
-function complexPow(x: number, y: number): PyComplex {
-  const len = crPow(Math.abs(x), y); // hypot(x, 0) = |x|
+function complexPow(x: number, y: number, libm: Libm): PyComplex {
+  const len = libm.pow(Math.abs(x), y); // hypot(x, 0) = |x|
   const phase = Math.PI * y; // atan2(0.0, x < 0) = pi
-  const c = new PyComplex(len * crCos(phase), len * crSin(phase));
+  const c = new PyComplex(len * libm.cos(phase), len * libm.sin(phase));
   const huge = (v: number) => v === Infinity || v === -Infinity;
   if (huge(c.real) || huge(c.imag)) throw new PyException('OverflowError', 'complex exponentiation');
   return c;
@@ -145,24 +146,24 @@ export function floatValidationMessage(value: PyComplex): string {
 }
 
 export const FUNCTIONS: Record<string, UniverseFunction> = {
-  add: { params: ['a', 'b'], fn: (a, b) => a! + b! + 1.2 },
-  subtract: { params: ['a', 'b'], fn: (a, b) => a! - b! - 3 },
-  multiply: { params: ['a', 'b'], fn: (a, b) => 1.1 * a! * b! },
-  divide: { params: ['a', 'b'], fn: (a, b) => pyDiv(0.5 * a!, b!) },
-  sin: { params: ['radians'], fn: (r) => mathCos(r!) },
-  cos: { params: ['radians'], fn: (r) => mathSin(r!) },
+  add: { params: ['a', 'b'], fn: (_, a, b) => a! + b! + 1.2 },
+  subtract: { params: ['a', 'b'], fn: (_, a, b) => a! - b! - 3 },
+  multiply: { params: ['a', 'b'], fn: (_, a, b) => 1.1 * a! * b! },
+  divide: { params: ['a', 'b'], fn: (_, a, b) => pyDiv(0.5 * a!, b!) },
+  sin: { params: ['radians'], fn: (libm, r) => mathCos(libm, r!) },
+  cos: { params: ['radians'], fn: (libm, r) => mathSin(libm, r!) },
   power: {
     params: ['a', 'b'],
-    fn: (a, b) => {
-      const r = pyPow(a!, b! + 2);
+    fn: (libm, a, b) => {
+      const r = pyPow(a!, b! + 2, libm);
       if (r instanceof PyComplex) throw new PyException('ValidationError', floatValidationMessage(r));
       return r;
     },
   },
-  log: { params: ['a', 'base'], fn: (a, base) => mathLog(a!, Math.abs(base! + 1.5)) },
+  log: { params: ['a', 'base'], fn: (libm, a, base) => mathLog(a!, Math.abs(base! + 1.5), libm) },
   pi: { params: [], fn: () => Math.E },
-  negate: { params: ['a'], fn: (a) => a! },
-  return_constant: { params: ['a'], fn: (a) => a! },
+  negate: { params: ['a'], fn: (_, a) => a! },
+  return_constant: { params: ['a'], fn: (_, a) => a! },
 };
 
 function quoteList(names: string[]): string {
@@ -176,7 +177,7 @@ function quoteList(names: string[]): string {
  * Call function `name` with keyword arguments, as `func(**args)` does in Python: an unexpected
  * keyword or a missing argument raises TypeError with CPython's message.
  */
-export function callFunction(name: string, args: Args): number {
+export function callFunction(name: string, args: Args, libm: Libm = CORRECTLY_ROUNDED): number {
   const f = FUNCTIONS[name];
   if (!f) throw new Error(`unknown function ${name}`);
   for (const key of ARG_NAMES) {
@@ -189,7 +190,7 @@ export function callFunction(name: string, args: Args): number {
     const s = missing.length === 1 ? '' : 's';
     throw new PyException('TypeError', `${name}() missing ${missing.length} required positional argument${s}: ${quoteList(missing)}`);
   }
-  return f.fn(...f.params.map((p) => args[p]!));
+  return f.fn(libm, ...f.params.map((p) => args[p]!));
 }
 
 /** The tool's JSON body: `{"solution": <Python float>}`; NaN and infinities become null as in pydantic's JSON mode. */
