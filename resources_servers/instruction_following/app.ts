@@ -2,21 +2,32 @@
  * instruction_following: IFEval-style verifiable instructions (54 ids). The reward is 1.0 when the
  * final response text follows every listed instruction. Checks run in a worker-thread pool.
  */
+import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import {
   BaseVerifyRequestSchema,
   defineResourcesServer,
+  repoRoot,
   ResourcesServerConfigSchema,
   startIfMain,
   TimeoutError,
   WorkerPool,
 } from '@nemo-gym/core';
+import { loadProfiles } from './src/langdetect.js';
 import { findPunktDir } from './src/punkt.js';
 import { finalResponseText, toolsFor, type VerifyResult, type VerifyTask } from './src/verify.js';
 
 export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.extend({
-  /** Extra folder searched first for tokenizers/punkt_tab/english (before NLTK_DATA and NLTK's usual places). */
+  /**
+   * Extra folder searched first for tokenizers/punkt_tab/english (before NLTK_DATA and NLTK's usual
+   * places); a relative path is taken from the repo root.
+   */
   nltk_data_dir: z.string().nullable().optional(),
+  /**
+   * Folder of the Python langdetect package's profile files (55 languages), e.g. Debian's
+   * /usr/lib/python3/dist-packages/langdetect/profiles; default: the 53 of the npm package.
+   */
+  langdetect_profiles_dir: z.string().nullable().optional(),
   /** Worker threads for the checks (default: CPU cores - 1). */
   num_workers: z.number().int().min(1).nullable().optional(),
   /** Time limit of one verify's checks; past it every instruction counts as not followed. */
@@ -45,7 +56,12 @@ export const InstructionFollowingVerifyRequestSchema = BaseVerifyRequestSchema.e
 interface State {
   pool: WorkerPool;
   punktDir: string;
+  langdetectProfilesDir: string | null;
   timeoutMs: number;
+}
+
+function fromRepoRoot(p: string): string {
+  return isAbsolute(p) ? p : join(repoRoot(), p);
 }
 
 export const server = defineResourcesServer({
@@ -53,15 +69,20 @@ export const server = defineResourcesServer({
   configSchema: InstructionFollowingConfigSchema,
   setup: (ctx): State => {
     // Fails start-up with the list of folders searched when the Punkt parameters are missing.
-    const punktDir = findPunktDir(ctx.config.nltk_data_dir ?? null);
+    const configured = ctx.config.nltk_data_dir;
+    const punktDir = findPunktDir(configured ? fromRepoRoot(configured) : null);
+    const profiles = ctx.config.langdetect_profiles_dir;
+    const langdetectProfilesDir = profiles ? fromRepoRoot(profiles) : null;
     toolsFor(punktDir);
+    // Load the language profiles now, so that a bad folder fails start-up.
+    loadProfiles(langdetectProfilesDir);
     const workerModule = new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url);
     const timeoutMs = ctx.config.verify_timeout_s * 1000;
     const pool = new WorkerPool(workerModule, {
       size: ctx.config.num_workers ?? undefined,
       taskTimeoutMs: timeoutMs,
     });
-    return { pool, punktDir, timeoutMs };
+    return { pool, punktDir, langdetectProfilesDir, timeoutMs };
   },
   close: async (ctx) => {
     await ctx.state.pool.close();
@@ -74,6 +95,7 @@ export const server = defineResourcesServer({
         instructionIds: body.instruction_id_list,
         kwargs: body.kwargs,
         punktDir: ctx.state.punktDir,
+        langdetectProfilesDir: ctx.state.langdetectProfilesDir,
       };
       let result: VerifyResult;
       try {

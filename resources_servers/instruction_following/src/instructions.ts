@@ -31,6 +31,8 @@ import { wordTokenize } from './word_tokenize.js';
 
 export interface Tools {
   punkt: PunktSentenceTokenizer;
+  /** Folder of Python langdetect profile files; null: the npm package's profiles. */
+  langdetectProfilesDir: string | null;
 }
 
 /** A built instruction: returns true/false, or null where upstream's check falls through (None). */
@@ -160,9 +162,9 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       if (typeof lang !== 'string' || !Object.hasOwn(LANGUAGE_CODES, lang)) {
         throw new PyError('KeyError', `language ${JSON.stringify(lang)} is not one of the supported codes`);
       }
-      return (value) => {
+      return (value, tools) => {
         try {
-          return detect(value) === lang;
+          return detect(value, tools.langdetectProfilesDir) === lang;
         } catch (e) {
           if (e instanceof LangDetectException) return true;
           throw e;
@@ -355,11 +357,11 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   },
   'change_case:english_capital': {
     kwargs: none,
-    build: () => (value) => englishCase(value, pyIsUpper),
+    build: () => (value, tools) => englishCase(value, pyIsUpper, tools),
   },
   'change_case:english_lowercase': {
     kwargs: none,
-    build: () => (value) => englishCase(value, pyIsLower),
+    build: () => (value, tools) => englishCase(value, pyIsLower, tools),
   },
   'punctuation:no_comma': {
     kwargs: none,
@@ -726,9 +728,9 @@ function letterFrequencyCheck(kw: Record<string, unknown>, rng: Rng): Check {
   };
 }
 
-function englishCase(value: string, caseTest: (s: string) => boolean): boolean {
+function englishCase(value: string, caseTest: (s: string) => boolean, tools: Tools): boolean {
   try {
-    return caseTest(value) && detect(value) === 'en';
+    return caseTest(value) && detect(value, tools.langdetectProfilesDir) === 'en';
   } catch (e) {
     if (e instanceof LangDetectException) return true;
     throw e;

@@ -4,8 +4,9 @@
 //
 // The language profiles and the CJK normalisation classes are read from the npm `langdetect`
 // package (the same profile data as the Python package, 53 of its 55 languages: Catalan and Welsh
-// are absent). Randomness uses CPython's Mersenne Twister seeded with 0, which is what
-// `DetectorFactory.seed = 0` gives in Python, so results are deterministic.
+// are absent), or the profiles from a folder of the Python package's files. Randomness uses
+// CPython's Mersenne Twister seeded with 0, which is what `DetectorFactory.seed = 0` gives in
+// Python, so results are deterministic.
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -132,7 +133,7 @@ interface Profiles {
   cjkMap: Map<string, string>;
 }
 
-let profiles: Profiles | null = null;
+const profileCache = new Map<string, Profiles>();
 
 function cpLength(s: string): number {
   let n = 0;
@@ -140,18 +141,30 @@ function cpLength(s: string): number {
   return n;
 }
 
-function loadProfiles(): Profiles {
-  if (profiles) return profiles;
+function npmPackageRoot(): string {
   const require = createRequire(import.meta.url);
-  const root = dirname(require.resolve('langdetect/package.json'));
-  const dir = join(root, 'profiles');
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
+  return dirname(require.resolve('langdetect/package.json'));
+}
+
+/**
+ * Language profiles: by default the 53 shipped with the npm `langdetect` package; `dir` may name a
+ * folder with the Python package's profile files (55 languages, files named by language code,
+ * e.g. Debian's /usr/lib/python3/dist-packages/langdetect/profiles).
+ */
+export function loadProfiles(dir?: string | null): Profiles {
+  const key = dir ?? '';
+  const hit = profileCache.get(key);
+  if (hit) return hit;
+  const root = npmPackageRoot();
+  const profileDir = dir ?? join(root, 'profiles');
+  const files = readdirSync(profileDir)
+    .filter((f) => !f.startsWith('.') && (dir ? true : f.endsWith('.json')))
     .sort();
-  const langs = files.map((f) => f.slice(0, -5));
+  if (files.length < 2) throw new LangDetectException(`need at least 2 language profiles in ${profileDir}`);
+  const langs = files.map((f) => f.replace(/\.json$/, ''));
   const wordLangProb = new Map<string, Float64Array>();
   files.forEach((f, index) => {
-    const prof = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { freq: Record<string, number>; n_words: number[] };
+    const prof = JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as { freq: Record<string, number>; n_words: number[] };
     for (const [word, count] of Object.entries(prof.freq)) {
       let arr = wordLangProb.get(word);
       if (!arr) {
@@ -169,7 +182,8 @@ function loadProfiles(): Profiles {
     const rep = chars[0]!;
     for (const ch of chars) cjkMap.set(ch, rep);
   }
-  profiles = { langs, wordLangProb, cjkMap };
+  const profiles = { langs, wordLangProb, cjkMap };
+  profileCache.set(key, profiles);
   return profiles;
 }
 
@@ -207,7 +221,7 @@ function normalizeChar(ch: string, cjkMap: Map<string, string>): string {
   return ch;
 }
 
-function prepareText(input: string): string[] {
+export function prepareText(input: string): string[] {
   let text = input.replace(URL_RE, ' ').replace(MAIL_RE, ' ');
   text = text.replace(VI_RE, (m) => m.normalize('NFC'));
   const out: string[] = [];
@@ -241,7 +255,7 @@ function isUpperChar(ch: string): boolean {
   return pyIsUpper(ch);
 }
 
-function extractNgrams(chars: string[], p: Profiles): string[] {
+export function extractNgrams(chars: string[], p: Profiles): string[] {
   const result: string[] = [];
   // The last (up to) three characters, oldest first; g.length is the gram length.
   let g: string[] = [' '];
@@ -297,8 +311,8 @@ export interface LangProb {
   prob: number;
 }
 
-export function detectLangs(text: string, seed = 0): LangProb[] {
-  const p = loadProfiles();
+export function detectLangs(text: string, seed = 0, profilesDir?: string | null): LangProb[] {
+  const p = loadProfiles(profilesDir);
   const ngrams = extractNgrams(prepareText(text), p);
   if (ngrams.length === 0) throw new LangDetectException('No features in text.');
   const nLang = p.langs.length;
@@ -334,7 +348,7 @@ export function detectLangs(text: string, seed = 0): LangProb[] {
 }
 
 /** `langdetect.detect(text)`; throws LangDetectException when the text has no usable features. */
-export function detect(text: string): string {
-  const langs = detectLangs(text);
+export function detect(text: string, profilesDir?: string | null): string {
+  const langs = detectLangs(text, 0, profilesDir);
   return langs.length > 0 ? langs[0]!.lang : 'unknown';
 }

@@ -11,6 +11,8 @@ export interface VerifyTask {
   kwargs: unknown[];
   /** Folder holding tokenizers/punkt_tab/english/*, found at start-up. */
   punktDir: string;
+  /** Folder of Python langdetect profiles (config `langdetect_profiles_dir`); null: npm profiles. */
+  langdetectProfilesDir?: string | null;
 }
 
 export interface VerifyResult {
@@ -19,20 +21,20 @@ export interface VerifyResult {
   errors: string[];
 }
 
-const toolsByDir = new Map<string, Tools>();
+const punktByDir = new Map<string, PunktSentenceTokenizer>();
 
-export function toolsFor(punktDir: string): Tools {
-  let tools = toolsByDir.get(punktDir);
-  if (!tools) {
-    tools = { punkt: new PunktSentenceTokenizer(loadPunktParams(punktDir)) };
-    toolsByDir.set(punktDir, tools);
+export function toolsFor(punktDir: string, langdetectProfilesDir: string | null = null): Tools {
+  let punkt = punktByDir.get(punktDir);
+  if (!punkt) {
+    punkt = new PunktSentenceTokenizer(loadPunktParams(punktDir));
+    punktByDir.set(punktDir, punkt);
   }
-  return tools;
+  return { punkt, langdetectProfilesDir };
 }
 
 /** Checks each (instruction id, kwargs) pair; like Python's zip, the shorter list decides the count. */
 export function verifyInstructions(task: VerifyTask): VerifyResult {
-  const tools = toolsFor(task.punktDir);
+  const tools = toolsFor(task.punktDir, task.langdetectProfilesDir ?? null);
   const n = Math.min(task.instructionIds.length, task.kwargs.length);
   const followList: boolean[] = [];
   const errors: string[] = [];
