@@ -417,6 +417,13 @@ export class DataPrepareEngine {
     }
     if (typeConflicts.length > 0) throw conflictError(typeConflicts);
     log(`View your final data!${Object.entries(collated).map(([t, p]) => `\n- ${t}: ${p}`).join('')}`);
+    const withBadRows = reports.filter((r) => r.badRows.length > 0);
+    if (withBadRows.length > 0) {
+      log(
+        `\nWARNING: invalid rows were left out of the metrics (details above):` +
+          withBadRows.map((r) => `\n- ${r.dataset.jsonl_fpath}: ${r.badRows.length} row(s), first at line ${r.badRows[0]!.line}`).join(''),
+      );
+    }
     log(banner('Finished!'));
     return { datasets: reports, collated, typeMetrics: typeDocs };
   }

@@ -138,6 +138,7 @@ describe('validation and metrics', () => {
     const text = logs.join('\n');
     expect(text).toMatch(/1 invalid row\(s\) in data\/example.jsonl/);
     expect(text).toMatch(/line 2: responses_create_params\.input\[0\]\.content: /);
+    expect(text).toMatch(/invalid rows were left out of the metrics .*\n- data\/example.jsonl: 1 row\(s\), first at line 2/);
   });
 
   it('computes the metrics of the recorded multineedle-like rows and writes only the dataset and type files', async () => {

@@ -10,6 +10,10 @@ describe('lossless JSON', () => {
     const v = pyJsonLoads(text);
     expect(pyDumps(v)).toBe('{"b": 1, "a": 1.0, "2": 1e-05, "1": 12345678901234567890123, "n": [true, null, -0.0, Infinity, NaN]}');
   });
+  it('escapes like ensure_ascii and formats floats like repr (expected text from Python 3 json)', () => {
+    const v = pyJsonLoads('{"a": "😀 \\ud800 \\u2028 \\u007f \\/", "b": -0, "c": 1.5e300, "d": 123e-20}');
+    expect(pyDumps(v)).toBe('{"a": "\\ud83d\\ude00 \\ud800 \\u2028 \\u007f /", "b": 0, "c": 1.5e+300, "d": 1.23e-18}');
+  });
   it('duplicate keys keep the first position and the last value', () => {
     expect(pyDumps(pyJsonLoads('{"a": 1, "b": 2, "a": 3}'))).toBe('{"a": 3, "b": 2}');
   });
