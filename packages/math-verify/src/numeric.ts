@@ -232,7 +232,7 @@ function evalRealUncached(n: Node, env: Map<string, Dec>): Dec {
         }
         case 'binomial': {
           const k = args[1]!;
-          if (!x.isInteger() || !k.isInteger() || k.gt(2000)) throw new MathError('binomial');
+          if (!k.isInteger() || k.isNegative() || k.gt(2000)) throw new MathError('binomial');
           let r = new D(1);
           for (let i = 0; k.gt(i); i++) r = r.times(x.minus(i)).div(i + 1);
           return r;

@@ -13,6 +13,12 @@ describe('numeric comparison', () => {
     expect(same('1.5', '1.5000001')).toBe(true);
     expect(same('1.5', '1.500001')).toBe(false);
   });
+  it('an integer against a float needs the exact value (sympy 1.14: Integer.round stays an Integer)', () => {
+    expect(same('1000', '1000.0')).toBe(true);
+    expect(same('1', '0.9999999')).toBe(false);
+    expect(same('0', '0.0000001')).toBe(false);
+    expect(same('\\frac{7}{5}', '1.4000001')).toBe(true);
+  });
   it('the rounding precision is configurable', () => {
     expect(same('\\frac{1}{3}', '0.33', 2)).toBe(true);
     expect(same('\\frac{1}{3}', '0.33', 3)).toBe(false);
