@@ -85,6 +85,7 @@ export interface PostJsonOptions {
   timeoutMs?: number;
   /** Attempts in total for retryable statuses (429, 500, 502, 503, 504, 520). */
   maxAttempts?: number;
+  /** First pause before a retry; it doubles per attempt (with jitter) up to 8 s. */
   retrySleepMs?: number;
   dispatcher?: Dispatcher;
   method?: 'POST' | 'GET';
@@ -92,6 +93,30 @@ export interface PostJsonOptions {
 }
 
 export const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504, 520]);
+
+const MAX_RETRY_SLEEP_MS = 8000;
+
+/**
+ * Pause before retry number `attempt` (1-based): the backend's Retry-After (`retry-after-ms`,
+ * or `retry-after` in seconds or as a date) when it asks for at most 60 s, otherwise
+ * `baseMs * 2^(attempt-1)` capped at 8 s, with up to 25% jitter taken off.
+ */
+export function retryDelayMs(attempt: number, baseMs: number, headers: Record<string, string | string[] | undefined> = {}, random = Math.random): number {
+  const header = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const ms = Number(header('retry-after-ms'));
+  if (header('retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0 && ms <= 60_000) return ms;
+  const ra = header('retry-after');
+  if (ra !== undefined) {
+    const secs = Number(ra);
+    const fromHeader = Number.isFinite(secs) ? secs * 1000 : Date.parse(ra) - Date.now();
+    if (Number.isFinite(fromHeader) && fromHeader >= 0 && fromHeader <= 60_000) return fromHeader;
+  }
+  const exp = Math.min(MAX_RETRY_SLEEP_MS, baseMs * 2 ** (attempt - 1));
+  return exp * (1 - 0.25 * random());
+}
 
 /**
  * POSTs JSON and returns the parsed JSON answer. Retryable statuses are retried (after
@@ -105,6 +130,7 @@ export async function postJson(url: string, body: unknown, opts: PostJsonOptions
   for (let attempt = 1; ; attempt++) {
     let status: number;
     let text: string;
+    let replyHeaders: Record<string, string | string[] | undefined> = {};
     try {
       const res = await request(url, {
         method: opts.method ?? 'POST',
@@ -115,6 +141,7 @@ export async function postJson(url: string, body: unknown, opts: PostJsonOptions
         bodyTimeout: opts.timeoutMs,
       });
       status = res.statusCode;
+      replyHeaders = res.headers;
       text = await res.body.text();
     } catch (err) {
       throw transportError(url, err, opts.timeoutMs, opts.apiKey);
@@ -134,8 +161,9 @@ export async function postJson(url: string, body: unknown, opts: PostJsonOptions
       }
     }
     if (RETRYABLE_STATUSES.has(status) && attempt < maxAttempts) {
-      opts.log?.(`HTTP ${status} from ${url} (attempt ${attempt} of ${maxAttempts}); retrying in ${opts.retrySleepMs ?? 500} ms`);
-      await new Promise((r) => setTimeout(r, opts.retrySleepMs ?? 500));
+      const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500, replyHeaders);
+      opts.log?.(`HTTP ${status} from ${url} (attempt ${attempt} of ${maxAttempts}); retrying in ${Math.round(delay)} ms`);
+      await new Promise((r) => setTimeout(r, delay));
       continue;
     }
     throw statusError(url, status, text, opts.apiKey);
