@@ -14,7 +14,8 @@
 
 const START_BITS = 128;
 const STEP_BITS = 96;
-const MAX_BITS = 4096;
+/** Hard cases of exp/log/sin/cos need well under 200 bits; only exact halfway cases (pow) reach this cap. */
+const MAX_BITS = 1024;
 /** Error bound, in units of the last fixed-point bit, of every approximation below. */
 const ERR_UNITS = 1n << 12n;
 
@@ -105,7 +106,12 @@ function ziv(evaluate: (bits: number) => { n: bigint; p: number }): number {
     const { n, p } = evaluate(bits);
     const r = tryRound(n, p);
     if (r !== undefined) return r;
-    if (bits >= MAX_BITS) return roundFixed(n, p);
+    if (bits >= MAX_BITS) {
+      // Still straddling after MAX_BITS: the value is an exact halfway case; round it to even.
+      const lo = roundFixed(n - ERR_UNITS, p);
+      const hi = roundFixed(n + ERR_UNITS, p);
+      return (decompose(lo).m & 1n) === 0n ? lo : hi;
+    }
     bits = Math.min(MAX_BITS, bits + STEP_BITS + (bits >> 1));
   }
 }
