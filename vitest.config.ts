@@ -7,6 +7,8 @@ export default defineConfig({
   resolve: {
     alias: {
       '@nemo-gym/core': src('./packages/core/src/index.ts'),
+      '@nemo-gym/math-verify': src('./packages/math-verify/src/index.ts'),
+      '@nemo-gym/viewer': src('./packages/viewer/src/index.ts'),
     },
   },
   test: {

@@ -6,10 +6,12 @@ import { helpCommand } from './help.js';
 import { collectRolloutsCommand } from './collect-rollouts.js';
 import { quickstartCommand } from './quickstart.js';
 import { benchCommand } from '../bench/bench.js';
+import { prepareDataCommand } from './prepare-data.js';
+import { viewerCommand } from './viewer.js';
 
-export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, benchCommand, dumpConfigCommand, helpCommand];
+export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, prepareDataCommand, viewerCommand, benchCommand, dumpConfigCommand, helpCommand];
 
 export function findCommand(name: string): CommandSpec | undefined {
   const n = name.replace(/^(ng|nemo_gym)[-_]/, '').replace(/_/g, '-');
-  return COMMANDS.find((c) => c.name === n);
+  return COMMANDS.find((c) => c.name.replace(/_/g, '-') === n);
 }
