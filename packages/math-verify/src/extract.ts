@@ -16,6 +16,8 @@ function ci(word: string): string {
     .join('');
 }
 
+const DOT = '[^\\n]';
+
 // Python's `$` (no MULTILINE) also matches before a final newline.
 const END = '(?=\\n?$(?![\\s\\S]))';
 
@@ -40,10 +42,11 @@ function exprRegexes(): [RegExp, number][] {
   const numAnch = `(?:${prefix}[${currency}]?${number})`;
   const exprOrNum = `(?:${exprAnch}|${numAnch})`;
   const list: [string, number][] = [
+    // Python's "." (no DOTALL) excludes only "\n"; JavaScript's also excludes "\r", U+2028, U+2029
     [`${ci('final answer is')}\\:?\\s*${exprOrNum}\\.?\\s?I hope`, 0],
-    [`(?:${ci('final answer')}.{0,100}?)\\s+is\\:?${exprOrNum}`, 50],
-    [`${ci('answer')}:(?:.{0,100}=\\s*|.{0,50}?)${exprOrNum}(?!\\s*=)`, 100],
-    [`${ci('answer')}(?:.{0,100}=\\s*|.{0,50}?)${exprOrNum}(?!\\s*=)`, 200],
+    [`(?:${ci('final answer')}${DOT}{0,100}?)\\s+is\\:?${exprOrNum}`, 50],
+    [`${ci('answer')}:(?:${DOT}{0,100}=\\s*|${DOT}{0,50}?)${exprOrNum}(?!\\s*=)`, 100],
+    [`${ci('answer')}(?:${DOT}{0,100}=\\s*|${DOT}{0,50}?)${exprOrNum}(?!\\s*=)`, 200],
     [exprAnch, 300],
     [numAnch, 300],
   ];

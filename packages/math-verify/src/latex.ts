@@ -94,7 +94,8 @@ function tokenize(src: string): Tok[] {
   const n = src.length;
   while (i < n) {
     const c = src[i]!;
-    if (/\s/.test(c)) {
+    // the grammar skips only these four whitespace characters; anything else is a lexer error
+    if (c === ' ' || c === '\t' || c === '\r' || c === '\n') {
       i++;
       continue;
     }

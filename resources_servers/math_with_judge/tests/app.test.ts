@@ -187,6 +187,9 @@ describe.skipIf(!haveData)('parity with upstream example_rollouts.jsonl', () => 
     expect(r.body.library_reward).toBe(row.library_reward);
     expect(r.body.extracted_answer).toBe(row.extracted_answer);
     expect(r.body.expected_answer).toBe(row.expected_answer);
+    expect(Object.keys(r.body).sort()).toEqual(Object.keys(row).sort());
+    expect(dropNulls(r.body.response)).toEqual(dropNulls(row.response));
+    expect(dropNulls(r.body.responses_create_params)).toEqual(dropNulls(row.responses_create_params));
     if (row.judge_evaluations === null) {
       expect(r.body.judge_evaluations).toBeNull();
       expect(judge.requests).toHaveLength(0);
