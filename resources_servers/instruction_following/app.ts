@@ -6,6 +6,7 @@ import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import {
   BaseVerifyRequestSchema,
+  ConfigError,
   defineResourcesServer,
   repoRoot,
   ResourcesServerConfigSchema,
@@ -14,7 +15,7 @@ import {
   WorkerPool,
 } from '@nemo-gym/core';
 import { loadProfiles } from './src/langdetect.js';
-import { findPunktDir } from './src/punkt.js';
+import { findPunktDir, PunktDataNotFoundError } from './src/punkt.js';
 import { finalResponseText, toolsFor, type VerifyResult, type VerifyTask } from './src/verify.js';
 
 export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.extend({
@@ -70,12 +71,25 @@ export const server = defineResourcesServer({
   setup: (ctx): State => {
     // Fails start-up with the list of folders searched when the Punkt parameters are missing.
     const configured = ctx.config.nltk_data_dir;
-    const punktDir = findPunktDir(configured ? fromRepoRoot(configured) : null);
+    let punktDir: string;
+    try {
+      punktDir = findPunktDir(configured ? fromRepoRoot(configured) : null);
+    } catch (e) {
+      if (e instanceof PunktDataNotFoundError) throw new ConfigError(`instruction_following: ${e.message}`, { cause: e });
+      throw e;
+    }
     const profiles = ctx.config.langdetect_profiles_dir;
     const langdetectProfilesDir = profiles ? fromRepoRoot(profiles) : null;
     toolsFor(punktDir);
     // Load the language profiles now, so that a bad folder fails start-up.
-    loadProfiles(langdetectProfilesDir);
+    try {
+      loadProfiles(langdetectProfilesDir);
+    } catch (e) {
+      throw new ConfigError(
+        `instruction_following: cannot load language profiles from langdetect_profiles_dir ${langdetectProfilesDir}: ` +
+          `${e instanceof Error ? e.message : String(e)}. Point it at the Python langdetect package's profiles folder, or remove the key.`,
+      );
+    }
     const workerModule = new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url);
     const timeoutMs = ctx.config.verify_timeout_s * 1000;
     const pool = new WorkerPool(workerModule, {

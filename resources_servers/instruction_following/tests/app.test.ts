@@ -209,6 +209,16 @@ describe.skipIf(!dataDir || !existsSync(UPSTREAM_ROLLOUTS))('parity with upstrea
   });
 });
 
+describe.skipIf(!dataDir)('start-up with a bad langdetect_profiles_dir', () => {
+  it('names the key and the folder', async () => {
+    await expect(
+      server.build({
+        config: { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir, langdetect_profiles_dir: '/nonexistent/profiles' },
+      }),
+    ).rejects.toThrow(/langdetect_profiles_dir \/nonexistent\/profiles/);
+  });
+});
+
 describe('start-up without Punkt data', () => {
   it('fails with the folders searched and how to get the data', async () => {
     const saved = { NLTK_DATA: process.env.NLTK_DATA, HOME: process.env.HOME };
