@@ -587,9 +587,9 @@ class Printer {
       case 'Tuple':
         return n.args.length === 1 ? `(${this.print(n.args[0]!)},)` : `(${n.args.map((a) => this.print(a)).join(', ')})`;
       case 'Interval': {
-        // endpoints are formatted with str() in sympy, i.e. as top-level expressions
-        const a = printExpr(n.start);
-        const b = printExpr(n.end);
+        // endpoints go through str.format(): str() of the endpoint, and Floats via decimal.Decimal
+        const a = intervalEnd(n.start);
+        const b = intervalEnd(n.end);
         const aInf = n.start.t === 'Const' && (n.start.name === 'oo' || n.start.name === '-oo');
         const bInf = n.end.t === 'Const' && (n.end.name === 'oo' || n.end.name === '-oo');
         let m: string;
@@ -702,6 +702,33 @@ class Printer {
     if (e.t === 'Integer' && e.v === -1n) return `1/${this.paren(n.base, PREC.Pow)}`;
     return `${this.paren(n.base, PREC.Pow)}**${this.paren(e, PREC.Pow)}`;
   }
+}
+
+/** Python's Decimal to-sci-string of a decimal literal ("1.234e-5" -> "0.00001234", "1.0e+20" -> "1.0E+20"). */
+export function pyDecimalString(text: string): string {
+  const m = /^(-?)(\d*)\.?(\d*)(?:e([+-]?\d+))?$/i.exec(text);
+  if (!m) return text;
+  const [, sign, ip, fp, ex] = m;
+  let coeff = (ip! + fp!).replace(/^0+(?=\d)/, '');
+  if (coeff === '') coeff = '0';
+  const exp = Number(ex ?? 0) - fp!.length;
+  const adjusted = exp + coeff.length - 1;
+  let out: string;
+  if (exp <= 0 && adjusted >= -6) {
+    if (exp === 0) out = coeff;
+    else {
+      const point = coeff.length + exp;
+      out = point > 0 ? coeff.slice(0, point) + '.' + coeff.slice(point) : '0.' + '0'.repeat(-point) + coeff;
+    }
+  } else {
+    out = coeff[0]! + (coeff.length > 1 ? '.' + coeff.slice(1) : '') + 'E' + (adjusted >= 0 ? '+' : '-') + Math.abs(adjusted);
+  }
+  return sign + out;
+}
+
+function intervalEnd(n: Node): string {
+  const s = printExpr(n);
+  return n.t === 'Float' ? pyDecimalString(s) : s;
 }
 
 /** Union/Intersection args in sympy's order (by infimum; unevaluable members last). */
