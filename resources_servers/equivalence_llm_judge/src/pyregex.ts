@@ -1,3 +1,4 @@
+// Shared copy of resources_servers/mcqa/src/pyregex.ts (keep in sync; candidate for @nemo-gym/core).
 /**
  * Python `re` patterns on the JavaScript RegExp engine.
  *
@@ -6,7 +7,8 @@
  * enough syntax and semantics that passing such a pattern to `new RegExp` gives wrong answers or a
  * SyntaxError. `translatePyRegex` parses a pattern with Python's grammar (rejecting exactly what
  * `re.compile` rejects, as far as the constructs below go) and writes an equivalent pattern for the
- * `v`-flag RegExp engine of Node 20:
+ * unicode-mode (`u` flag) RegExp engine of Node 20. (The `v` flag is avoided: V8 11.3 mis-matches
+ * negated classes inside counted repetitions in that mode, e.g. /b(?:[^b]x){0,2}/v on "bBx".)
  *
  * - `(?P<name>...)`, `(?P=name)`, `(?#comment)`, numbered back-references and octal escapes;
  * - global inline flags `(?aiLmsux)` (only at the start, as Python 3.11+) and scoped flags
@@ -74,7 +76,7 @@ const F_A = PY_RE.ASCII;
 const FLAG_LETTERS: Record<string, number> = { i: F_I, L: F_L, m: F_M, s: F_S, u: F_U, x: F_X, a: F_A };
 const TYPE_FLAGS = F_A | F_L | F_U;
 
-/** Python's `str.isspace()` / Unicode `\s` set, as class-body text for a `v`-flag RegExp. */
+/** Python's `str.isspace()` / Unicode `\s` set, as class-body text for a unicode-mode RegExp. */
 const PY_SPACE = '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const ASCII_SPACE = '\\t\\n\\v\\f\\r\\x20';
 const PY_WORD = '\\p{L}\\p{N}_';
@@ -91,7 +93,7 @@ const PY_SPACE_RE = /^[\t\n\v\f\r ]$/;
 export interface TranslatedRegex {
   /** Source for `new RegExp(source, flags)`. */
   source: string;
-  /** Always contains `v`; `i` when case-insensitivity can use the engine's flag. */
+  /** Always contains `u`; `i` when case-insensitivity can use the engine's flag. */
   flags: string;
   /** Number of capturing groups (Python numbering = JavaScript numbering). */
   groups: number;
@@ -106,13 +108,13 @@ interface Item {
   kind: 'at' | 'repeat' | 'atom';
 }
 
-type ClassPart = { t: 'lit'; cp: number } | { t: 'range'; lo: number; hi: number } | { t: 'cat'; src: string };
+type ClassPart = { t: 'lit'; cp: number } | { t: 'range'; lo: number; hi: number } | { t: 'cat'; body: string; negated: boolean };
 
 function hex(cp: number): string {
   return cp.toString(16);
 }
 
-/** A code point written so that it is literal both inside and outside a `v`-mode class. */
+/** A code point written so that it is literal both inside and outside a class. */
 function escCp(cp: number): string {
   const ch = String.fromCodePoint(cp);
   if (/^[A-Za-z0-9]$/.test(ch)) return ch;
@@ -180,7 +182,10 @@ class Parser {
   private readonly openGroups = new Set<number>();
   private readonly groupWidths = new Map<number, [number, number]>();
   private lookbehindGroups: number | null = null;
-  /** Set when some part of the pattern runs with a different IGNORECASE state than the whole. */
+  /**
+   * Set when the engine's `i` flag cannot express the pattern's case rules: part of it runs with a
+   * different IGNORECASE state than the whole, or IGNORECASE meets ASCII (`(?a)` folds ASCII only).
+   */
   scopedCaseChange = false;
 
   constructor(
@@ -392,6 +397,7 @@ class Parser {
   }
 
   private literalSrc(cp: number, flags: number): string {
+    if (flags & F_I && flags & F_A) this.scopedCaseChange = true;
     if (this.emulateCase && flags & F_I) {
       const vs = caseVariants(cp, (flags & F_A) !== 0);
       if (vs.length > 1) return `[${vs.map(escCp).join('')}]`;
@@ -543,25 +549,13 @@ class Parser {
     return { src: `(?:\\${gid})`, min, max, kind: 'atom' };
   }
 
-  private categorySrc(letter: string, flags: number): { src: string; inClass: string } {
+  /** `\\w` and friends as a positive set body plus whether the escape is the complement. */
+  private category(letter: string, flags: number): { body: string; negated: boolean } {
     const ascii = (flags & F_A) !== 0;
-    const word = ascii ? ASCII_WORD : PY_WORD;
-    const digit = ascii ? ASCII_DIGIT : PY_DIGIT;
-    const space = ascii ? ASCII_SPACE : PY_SPACE;
-    switch (letter) {
-      case 'w':
-        return { src: `[${word}]`, inClass: word };
-      case 'W':
-        return { src: `[^${word}]`, inClass: `[^${word}]` };
-      case 'd':
-        return { src: `[${digit}]`, inClass: digit };
-      case 'D':
-        return { src: `[^${digit}]`, inClass: `[^${digit}]` };
-      case 's':
-        return { src: `[${space}]`, inClass: space };
-      default: // 'S'
-        return { src: `[^${space}]`, inClass: `[^${space}]` };
-    }
+    const lower = letter.toLowerCase();
+    const body =
+      lower === 'w' ? (ascii ? ASCII_WORD : PY_WORD) : lower === 'd' ? (ascii ? ASCII_DIGIT : PY_DIGIT) : ascii ? ASCII_SPACE : PY_SPACE;
+    return { body, negated: letter !== lower };
   }
 
   private readHex(n: number, escStart: number, esc: string): number {
@@ -620,8 +614,11 @@ class Parser {
       case 'b':
       case 'B': {
         const w = `[${flags & F_A ? ASCII_WORD : PY_WORD}]`;
+        // Python's \B never matches in an empty string
         const src =
-          c === 'b' ? `(?:(?<=${w})(?!${w})|(?<!${w})(?=${w}))` : `(?:(?<=${w})(?=${w})|(?<!${w})(?!${w}))`;
+          c === 'b'
+            ? `(?:(?<=${w})(?!${w})|(?<!${w})(?=${w}))`
+            : `(?!(?<![\\s\\S])(?![\\s\\S]))(?:(?<=${w})(?=${w})|(?<!${w})(?!${w}))`;
         return { src, min: 0, max: 0, kind: 'at' };
       }
       case 'w':
@@ -630,7 +627,10 @@ class Parser {
       case 'D':
       case 's':
       case 'S':
-        return { src: this.categorySrc(c, flags).src, min: 1, max: 1, kind: 'atom' };
+      {
+        const cat = this.category(c, flags);
+        return { src: `[${cat.negated ? '^' : ''}${cat.body}]`, min: 1, max: 1, kind: 'atom' };
+      }
     }
     const common = this.commonEscape(c, start);
     if (common !== null) return this.literal(common, flags);
@@ -662,7 +662,7 @@ class Parser {
     const c = this.cps[this.i++];
     if (c === undefined) this.err('bad escape (end of pattern)', start);
     if (c === 'b') return { t: 'lit', cp: 8 };
-    if ('wWdDsS'.includes(c)) return { t: 'cat', src: this.categorySrc(c, flags).inClass };
+    if ('wWdDsS'.includes(c)) return { t: 'cat', ...this.category(c, flags) };
     const common = this.commonEscape(c, start);
     if (common !== null) return { t: 'lit', cp: common };
     if (OCT.test(c)) {
@@ -714,10 +714,13 @@ class Parser {
     }
     const caseFold = this.emulateCase && (flags & F_I) !== 0;
     const asciiOnly = (flags & F_A) !== 0;
+    if (flags & F_I && flags & F_A) this.scopedCaseChange = true;
     let body = '';
+    const complements: string[] = [];
     for (const p of parts) {
       if (p.t === 'cat') {
-        body += p.src;
+        if (p.negated) complements.push(p.body);
+        else body += p.body;
       } else if (p.t === 'lit') {
         body += caseFold ? caseVariants(p.cp, asciiOnly).map(escCp).join('') : escCp(p.cp);
       } else {
@@ -731,13 +734,21 @@ class Parser {
         }
       }
     }
-    return `[${negate ? '^' : ''}${body}]`;
+    // Unicode-mode classes cannot nest, so a class holding \W, \D or \S becomes an alternation
+    // (or, negated, an intersection written with look-aheads) over one code point.
+    if (complements.length === 0) return `[${negate ? '^' : ''}${body}]`;
+    if (!negate) {
+      const alts = complements.map((c) => `[^${c}]`);
+      if (body) alts.unshift(`[${body}]`);
+      return `(?:${alts.join('|')})`;
+    }
+    return `(?:${body ? `(?![${body}])` : ''}${complements.map((c) => `(?=[${c}])`).join('')}[\\s\\S])`;
   }
 }
 
 /**
  * Translate a Python `re` pattern (with Python flag bits, e.g. `PY_RE.IGNORECASE`) into a
- * `v`-flag JavaScript RegExp source. Throws `PyRegexError` where `re.compile` would raise
+ * unicode-mode JavaScript RegExp source. Throws `PyRegexError` where `re.compile` would raise
  * `re.error`, `PyRegexUnsupportedError` for valid Python that JavaScript cannot express.
  */
 export function translatePyRegex(pattern: string, flags = 0): TranslatedRegex {
@@ -752,7 +763,7 @@ export function translatePyRegex(pattern: string, flags = 0): TranslatedRegex {
   }
   return {
     source,
-    flags: useEngineCase ? 'iv' : 'v',
+    flags: useEngineCase ? 'iu' : 'u',
     groups: parser.groups,
     groupNames: parser.groupNames,
   };
