@@ -141,8 +141,8 @@ function rewriteDiscriminator(node: Record<string, unknown>, root: unknown): voi
  * Brings the schema in line with the Python validator before ajv sees it:
  * - every `pattern` and `patternProperties` key must compile as a Python regex, wherever it sits
  *   (Python's meta-schema check asserts `format: regex` on the whole document);
- * - `nullable` (an OpenAPI 3.0 keyword ajv honours, a no-op in 3.1) and `$async` (makes ajv
- *   return a promise) are removed;
+ * - `nullable` (an OpenAPI 3.0 keyword ajv honours, a no-op in 3.1), `$async` (makes ajv
+ *   return a promise) and `dependencies` (draft-07; not applied under 2020-12) are removed;
  * - `discriminator` next to `anyOf`/`oneOf`/`allOf` gets the Python validator's dispatch rule.
  */
 function prepareForAjv(schema: unknown, root: unknown): void {
@@ -165,6 +165,9 @@ function prepareForAjv(schema: unknown, root: unknown): void {
   if ('discriminator' in schema && ('anyOf' in schema || 'oneOf' in schema || 'allOf' in schema)) {
     rewriteDiscriminator(schema, root);
   }
+  // draft-07 `dependencies`: checked by the 2020-12 meta-schema but not applied by a 2020-12
+  // validator; ajv would apply it
+  delete schema.dependencies;
 }
 
 /** `pattern` / `patternProperties` are Python regexes searched with `re.search`. */
@@ -182,38 +185,64 @@ function newAjv() {
     validateFormats: false,
     allErrors: false,
     strictNumbers: false,
+    // the schema is checked against the meta-schema explicitly, before ajv-specific rewriting
+    validateSchema: false,
     code: { regExp: pyRegExpEngine },
   });
 }
 
 const CACHE_LIMIT = 256;
 let ajv = newAjv();
-const cache = new Map<string, ValidateFunction>();
 
-function compile(schema: AnySchema, key: string): ValidateFunction {
+/** A compiled validator, or the verdict for a schema that cannot be used. */
+type Compiled = ValidateFunction | ScoreResult;
+/** Rows repeat (several rollouts per task): compiled schemas are kept, least recently used dropped. */
+const cache = new Map<string, Compiled>();
+
+function compileFresh(schema: AnySchema): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } catch (e) {
+    // another schema registered the same $id: start from a clean instance and retry once
+    if (!/already exists/.test((e as Error).message)) throw e;
+    ajv = newAjv();
+    cache.clear();
+    return ajv.compile(schema);
+  }
+}
+
+/** Meta-schema check, Python-compatibility rewriting and compilation of a strictified schema. */
+function compiledFor(schema: unknown): Compiled {
+  const key = JSON.stringify(schema);
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);
     cache.set(key, hit);
     return hit;
   }
-  let fn: ValidateFunction;
+  let out: Compiled;
   try {
-    fn = ajv.compile(schema);
+    if (!isObject(schema) && typeof schema !== 'boolean') {
+      out = { reward: 0.0, stage: 'schema_error', message: 'a schema must be an object or a boolean' };
+    } else if (!ajv.validateSchema(schema as AnySchema)) {
+      out = { reward: 0.0, stage: 'schema_error', message: `schema is invalid: ${ajv.errorsText(ajv.errors)}` };
+    } else {
+      prepareForAjv(schema, schema);
+      out = compileFresh(schema as AnySchema);
+    }
   } catch (e) {
-    // another schema registered the same $id: start from a clean instance and retry once
-    if (!/already exists/.test((e as Error).message)) throw e;
-    ajv = newAjv();
-    cache.clear();
-    fn = ajv.compile(schema);
+    out =
+      e instanceof PyRegexUnsupportedError
+        ? { reward: 0.0, stage: 'unsupported', message: e.message }
+        : { reward: 0.0, stage: 'schema_error', message: (e as Error).message };
   }
-  cache.set(key, fn);
+  cache.set(key, out);
   if (cache.size > CACHE_LIMIT) {
-    const [oldKey, oldFn] = cache.entries().next().value as [string, ValidateFunction];
+    const [oldKey, old] = cache.entries().next().value as [string, Compiled];
     cache.delete(oldKey);
-    ajv.removeSchema(oldFn.schema as AnySchema);
+    if (typeof old === 'function') ajv.removeSchema(old.schema as AnySchema);
   }
-  return fn;
+  return out;
 }
 
 export function scoreJson(schemaStr: string, responseText: string): ScoreResult {
@@ -230,18 +259,9 @@ export function scoreJson(schemaStr: string, responseText: string): ScoreResult 
   } catch (e) {
     return { reward: 0.0, stage: 'parse_error', message: (e as Error).message };
   }
-  let validate: ValidateFunction;
-  try {
-    if (isObject(schema) && typeof schema.$schema === 'string') delete schema.$schema; // ignored upstream
-    prepareForAjv(schema, schema);
-    if (!isObject(schema) && typeof schema !== 'boolean') {
-      return { reward: 0.0, stage: 'schema_error', message: 'a schema must be an object or a boolean' };
-    }
-    validate = compile(schema as AnySchema, JSON.stringify(schema));
-  } catch (e) {
-    if (e instanceof PyRegexUnsupportedError) return { reward: 0.0, stage: 'unsupported', message: e.message };
-    return { reward: 0.0, stage: 'schema_error', message: (e as Error).message };
-  }
+  if (isObject(schema) && typeof schema.$schema === 'string') delete schema.$schema; // ignored upstream
+  const validate = compiledFor(schema);
+  if (typeof validate !== 'function') return validate;
   if (validate(instance)) return { reward: 1.0 };
   const err = validate.errors?.[0];
   return { reward: 0.0, stage: 'validation_error', message: err ? `${err.instancePath || '/'} ${err.message ?? ''}` : 'invalid' };
