@@ -8,8 +8,10 @@ import { quickstartCommand } from './quickstart.js';
 import { benchCommand } from '../bench/bench.js';
 import { prepareDataCommand } from './prepare-data.js';
 import { viewerCommand } from './viewer.js';
+import { initResourcesServerCommand } from './init-resources-server.js';
+import { testAllCommand, testCommand } from './test.js';
 
-export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, prepareDataCommand, viewerCommand, benchCommand, dumpConfigCommand, helpCommand];
+export const COMMANDS: CommandSpec[] = [runCommand, collectRolloutsCommand, quickstartCommand, prepareDataCommand, viewerCommand, initResourcesServerCommand, testCommand, testAllCommand, benchCommand, dumpConfigCommand, helpCommand];
 
 export function findCommand(name: string): CommandSpec | undefined {
   const n = name.replace(/^(ng|nemo_gym)[-_]/, '').replace(/_/g, '-');
