@@ -209,6 +209,29 @@ describe.skipIf(!dataDir || !existsSync(UPSTREAM_ROLLOUTS))('parity with upstrea
   });
 });
 
+describe.skipIf(!dataDir)('check time limit', () => {
+  it('stops a catastrophic keyword regex, scores not followed, and keeps serving', async () => {
+    const app = await server.build({
+      config: { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir, verify_timeout_s: 1 },
+    });
+    try {
+      const pool = (app.ngContext.state as { pool: { threaded: boolean } }).pool;
+      if (!pool.threaded) {
+        console.log('skipping time-limit check: checks run inline (build first: pnpm build)');
+        return;
+      }
+      const slow = request(['punctuation:no_comma', 'keywords:existence'], 'p', [{}, { keywords: ['(a+)+$'] }], `${'a'.repeat(40)}!`);
+      let res = await app.inject({ method: 'POST', url: '/verify', payload: slow });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ reward: 0, follow_instruction_list: [false, false] });
+      res = await app.inject({ method: 'POST', url: '/verify', payload: request(['punctuation:no_comma'], 'p', [{}], 'fine') });
+      expect(res.json()).toMatchObject({ reward: 1, follow_instruction_list: [true] });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe.skipIf(!dataDir)('start-up with a bad langdetect_profiles_dir', () => {
   it('names the key and the folder', async () => {
     await expect(
