@@ -14,7 +14,7 @@ import {
   TimeoutError,
   WorkerPool,
 } from '@nemo-gym/core';
-import { loadProfiles } from './src/langdetect.js';
+import { profilesDirProblem } from './src/langdetect.js';
 import { findPunktDir, PunktDataNotFoundError } from './src/punkt.js';
 import { finalResponseText, toolsFor, type VerifyResult, type VerifyTask } from './src/verify.js';
 
@@ -81,13 +81,12 @@ export const server = defineResourcesServer({
     const profiles = ctx.config.langdetect_profiles_dir;
     const langdetectProfilesDir = profiles ? fromRepoRoot(profiles) : null;
     toolsFor(punktDir);
-    // Load the language profiles now, so that a bad folder fails start-up.
-    try {
-      loadProfiles(langdetectProfilesDir);
-    } catch (e) {
+    // A bad profile folder fails start-up (the workers load the profiles on first use).
+    const problem = langdetectProfilesDir ? profilesDirProblem(langdetectProfilesDir) : null;
+    if (problem) {
       throw new ConfigError(
-        `instruction_following: cannot load language profiles from langdetect_profiles_dir ${langdetectProfilesDir}: ` +
-          `${e instanceof Error ? e.message : String(e)}. Point it at the Python langdetect package's profiles folder, or remove the key.`,
+        `instruction_following: cannot use langdetect_profiles_dir ${langdetectProfilesDir}: ${problem}. ` +
+          `Point it at the Python langdetect package's profiles folder (files named af, ar, ..., en, ...), or remove the key.`,
       );
     }
     const workerModule = new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url);

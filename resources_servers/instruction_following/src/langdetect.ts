@@ -146,6 +146,18 @@ function npmPackageRoot(): string {
   return dirname(require.resolve('langdetect/package.json'));
 }
 
+/** Cheap start-up check of a profile folder (without parsing the profiles): a problem, or null. */
+export function profilesDirProblem(dir: string): string | null {
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => !f.startsWith('.'));
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (!files.includes('en')) return `no profile named "en" among ${files.length} files`;
+  return null;
+}
+
 /**
  * Language profiles: by default the 53 shipped with the npm `langdetect` package; `dir` may name a
  * folder with the Python package's profile files (55 languages, files named by language code,

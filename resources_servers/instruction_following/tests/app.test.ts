@@ -238,7 +238,7 @@ describe.skipIf(!dataDir)('start-up with a bad langdetect_profiles_dir', () => {
       server.build({
         config: { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir, langdetect_profiles_dir: '/nonexistent/profiles' },
       }),
-    ).rejects.toThrow(/langdetect_profiles_dir \/nonexistent\/profiles/);
+    ).rejects.toThrow(/langdetect_profiles_dir \/nonexistent\/profiles: ENOENT/);
   });
 });
 

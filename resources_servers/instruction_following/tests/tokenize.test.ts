@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -227,6 +227,13 @@ describe('language detection', () => {
   it('raises when the text has no features (digits, punctuation, nothing)', () => {
     expect(() => detect('1234 !!! ...')).toThrow(LangDetectException);
     expect(() => detect('')).toThrow(LangDetectException);
+  });
+
+  const pyProfiles = '/usr/lib/python3/dist-packages/langdetect/profiles';
+  it.skipIf(!existsSync(pyProfiles))('uses the Python package profiles (55 languages) when given their folder', () => {
+    const welsh = 'Mae hi wedi bod yn bwrw glaw drwy’r dydd yng Nghymru, ac mae’r plant yn chwarae yn y tŷ.';
+    expect(detect(welsh, pyProfiles)).toBe('cy');
+    expect(detect(welsh)).not.toBe('cy');
   });
 
   it('ignores URLs and e-mail addresses', () => {
