@@ -138,7 +138,7 @@ function valueEq(a: Node, b: Node, o: CompareOptions): boolean {
   return true;
 }
 
-const INTEGER_FUNCS = new Set(['factorial', 'binomial', 'floor', 'ceiling', 'Mod', 'gcd', 'lcm']);
+const INTEGER_FUNCS = new Set(['factorial', 'binomial', 'floor', 'ceiling', 'Mod', 'gcd', 'lcm', 'Sum', 'Product']);
 function containsIntegerFunction(n: Node): boolean {
   if (n.t === 'Func' && INTEGER_FUNCS.has(n.name)) return true;
   return children(n).some(containsIntegerFunction);

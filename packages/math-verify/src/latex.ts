@@ -670,8 +670,11 @@ class LatexParser {
     let res = items[items.length - 1]!;
     for (let k = items.length - 2; k >= 0; k--) {
       const left = items[k]!;
-      if (left.t === 'Integer' && res.t === 'Rational' && res.p > 0n) {
-        res = left.v < 0n ? rational(left.v * res.q - res.p, res.q) : rational(left.v * res.q + res.p, res.q);
+      // an integer followed by a positive rational (integers included) is a mixed number: 2 3 = 5
+      const r = res.t === 'Rational' ? [res.p, res.q] : res.t === 'Integer' ? [res.v, 1n] : null;
+      if (left.t === 'Integer' && r && r[0]! > 0n) {
+        const [p, q] = r as [bigint, bigint];
+        res = left.v < 0n ? rational(left.v * q - p, q) : rational(left.v * q + p, q);
       } else res = flatMul(left, res);
     }
     return res;
@@ -834,6 +837,7 @@ class LatexParser {
         return pow(base, pow(root, NEG_ONE));
       }
       const name = v.slice(1);
+      if ((name === 'sum' || name === 'prod') && !nofunc) return this.parseSumOrProduct(name === 'sum' ? 'Sum' : 'Product');
       if (FUNCS_SINGLE[name] || FUNCS_MULTI[name]) return nofunc ? null : this.parseFunction(name);
       if (name === 'operatorname') return null;
     }
@@ -949,6 +953,31 @@ class LatexParser {
       } else expr = pow(expr, sup);
     }
     return expr;
+  }
+
+  /** \\sum_{k=a}^{b} body / \\prod (sub and sup in either order; the body is a product-level term). */
+  parseSumOrProduct(kind: 'Sum' | 'Product'): Node {
+    this.i++;
+    let variable: Node | null = null;
+    let start: Node | null = null;
+    let end: Node | null = null;
+    for (let k = 0; k < 2; k++) {
+      if (this.is('_') && !variable) {
+        this.i++;
+        this.expect('{');
+        variable = this.parseExpr();
+        if (!(this.is('=') || this.is('=='))) throw new MathError('expected k=... below the sum');
+        this.i++;
+        start = this.parseExpr();
+        this.expect('}');
+      } else if (this.is('^') && !end) {
+        this.i++;
+        end = this.parseSupArg();
+      }
+    }
+    if (!variable || !start || !end) throw new MathError('a sum needs both limits');
+    const body = this.parseMp(false);
+    return { t: 'Func', name: kind, args: [body, { t: 'Tuple', args: [variable, start, end] }] };
   }
 
   parseMatrix(): Node {

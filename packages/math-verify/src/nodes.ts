@@ -155,7 +155,15 @@ export function children(n: Node): Node[] {
 
 export function freeSymbols(n: Node, out: Set<string> = new Set()): Set<string> {
   if (n.t === 'Symbol') out.add(n.name);
-  else for (const c of children(n)) freeSymbols(c, out);
+  else if (n.t === 'Func' && (n.name === 'Sum' || n.name === 'Product') && n.args[1]?.t === 'Tuple') {
+    // the summation index is bound
+    const [variable, start, end] = n.args[1].args as [Node, Node, Node];
+    const inner = freeSymbols(n.args[0]!);
+    if (variable.t === 'Symbol') inner.delete(variable.name);
+    for (const x of inner) out.add(x);
+    freeSymbols(start, out);
+    freeSymbols(end, out);
+  } else for (const c of children(n)) freeSymbols(c, out);
   return out;
 }
 

@@ -178,6 +178,7 @@ function evalRealUncached(n: Node, env: Map<string, Dec>): Dec {
       return b.pow(ev);
     }
     case 'Func': {
+      if ((n.name === 'Sum' || n.name === 'Product') && n.args[1]?.t === 'Tuple') return evalSumOrProduct(n, env);
       const args = n.args.map((a) => evalRealInner(a, env));
       const x = args[0]!;
       switch (n.name) {
@@ -258,6 +259,25 @@ function evalRealUncached(n: Node, env: Map<string, Dec>): Dec {
     default:
       throw new MathError(`cannot evaluate ${n.t}`);
   }
+}
+
+const MAX_TERMS = 10_000;
+
+function evalSumOrProduct(n: Extract<Node, { t: 'Func' }>, env: Map<string, Dec>): Dec {
+  const [variable, start, end] = (n.args[1] as Extract<Node, { t: 'Tuple' }>).args as [Node, Node, Node];
+  if (variable.t !== 'Symbol') throw new MathError('summation index must be a symbol');
+  const a = evalRealInner(start, env);
+  const b = evalRealInner(end, env);
+  if (!a.isInteger() || !b.isInteger() || b.minus(a).gt(MAX_TERMS)) throw new MathError('cannot evaluate this sum');
+  const isSum = n.name === 'Sum';
+  let acc = new D(isSum ? 0 : 1);
+  const inner = new Map(env);
+  for (let k = a; k.lte(b); k = k.plus(1)) {
+    inner.set(variable.name, k);
+    const v = evalRealInner(n.args[0]!, inner);
+    acc = isSum ? acc.plus(v) : acc.times(v);
+  }
+  return acc;
 }
 
 type C = [number, number];

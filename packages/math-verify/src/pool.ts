@@ -11,6 +11,8 @@ export interface MathVerifierOptions {
   size?: number;
   /** Hard limit per check in ms (default 10000, as upstream's library_verifier_timeout_seconds). */
   timeoutMs?: number;
+  /** Heap limit of each worker in MB (default 512); a worker that exceeds it is replaced. */
+  maxMemoryMb?: number;
 }
 
 type Job = { id: number; expected: string; generated: string; resolve: (r: LibraryResult & { timedOut?: boolean }) => void };
@@ -30,11 +32,13 @@ export class MathVerifier {
   private nextId = 1;
   private closed = false;
   readonly timeoutMs: number;
+  readonly maxMemoryMb: number;
   readonly inline: boolean;
   private file: string | null;
 
   constructor(opts: MathVerifierOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.maxMemoryMb = opts.maxMemoryMb ?? 512;
     const size = opts.size ?? 2;
     this.file = size > 0 ? workerFile() : null;
     this.inline = this.file === null;
@@ -42,7 +46,7 @@ export class MathVerifier {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.file!);
+    const worker = new Worker(this.file!, { resourceLimits: { maxOldGenerationSizeMb: this.maxMemoryMb } });
     const slot: Slot = { worker, job: null, timer: null, ready: false };
     worker.unref();
     worker.on('message', (msg: { id: number; result: LibraryResult; ready?: boolean }) => {

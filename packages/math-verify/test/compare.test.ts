@@ -50,6 +50,11 @@ describe('symbolic comparison', () => {
     expect(same('2(x+1)', '$2x+2$')).toBe(true);
     expect(same('x^2+2x+1', '$(x+1)^3$')).toBe(false);
   });
+  it('sums with symbolic limits are checked at integer points', () => {
+    expect(same('\\sum_{k=1}^{n} k', '$\\frac{n(n+1)}{2}$')).toBe(true);
+    expect(same('\\sum_{k=1}^{n} k', '$n^2$')).toBe(false);
+    expect(same('55', '$\\sum_{i=1}^{10} i$')).toBe(true);
+  });
   it('variables matter', () => {
     expect(same('x+1', '$y+1$')).toBe(false);
   });

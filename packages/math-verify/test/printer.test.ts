@@ -91,3 +91,20 @@ describe('plain expressions (parse_expr with evaluate=False)', () => {
     expect(printExpr(parsePyExpr('1/2+1/3'))).toBe('1/3 + 1/2');
   });
 });
+
+describe('grammar quirks kept on purpose', () => {
+  it('an integer followed by a positive integer is read as a mixed number', () => {
+    expect(p('2 3')).toBe('5');
+    expect(p('2(3)')).toBe('5');
+    expect(p('-2 3')).toBe('-5');
+    expect(p('2 0')).toBe('2*0');
+  });
+  it('"d" followed by a letter is a differential symbol', () => {
+    expect(p('dx')).toBe('dx');
+    expect(p('odd')).toBe('dd*o');
+  });
+  it('sums and products keep their limits', () => {
+    expect(p('\\sum_{k=1}^{n} k')).toBe('Sum(k, (k, 1, n))');
+    expect(p('\\prod_{k=1}^{5} k')).toBe('Product(k, (k, 1, 5))');
+  });
+});
