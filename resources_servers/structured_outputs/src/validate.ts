@@ -168,6 +168,16 @@ function prepareForAjv(schema: unknown, root: unknown): void {
   // draft-07 `dependencies`: checked by the 2020-12 meta-schema but not applied by a 2020-12
   // validator; ajv would apply it
   delete schema.dependencies;
+  // ajv 8.20 skips `contains` on an empty array when the same schema has `prefixItems`
+  // ({"prefixItems": [{"not": {}}], "contains": {}} accepts []); a subschema of its own is unaffected
+  if ('contains' in schema) {
+    const moved: Record<string, unknown> = { contains: schema.contains };
+    for (const k of ['minContains', 'maxContains']) if (k in schema) moved[k] = schema[k];
+    delete schema.contains;
+    delete schema.minContains;
+    delete schema.maxContains;
+    schema.allOf = Array.isArray(schema.allOf) ? [...schema.allOf, moved] : [moved];
+  }
 }
 
 /** `pattern` / `patternProperties` are Python regexes searched with `re.search`. */
