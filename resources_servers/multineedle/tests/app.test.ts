@@ -139,6 +139,13 @@ describe('verify bad input', () => {
     expect(JSON.stringify(json.detail)).toContain('at least one');
   });
 
+  it('a request body that is not JSON is a 422', async () => {
+    const res = await app.inject({ method: 'POST', url: '/verify', payload: '{"id": 0, ', headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(422);
+    const tool = await app.inject({ method: 'POST', url: '/get_synonym_value', payload: 'synonym=Hot', headers: { 'content-type': 'application/json' } });
+    expect(tool.statusCode).toBe(422);
+  });
+
   it('wrong types are a 422', async () => {
     expect((await post('/verify', verifyBody([], { id: 'abc' }))).status).toBe(422);
     expect((await post('/verify', verifyBody([], { expected_synonyms: 'Blazing' }))).status).toBe(422);

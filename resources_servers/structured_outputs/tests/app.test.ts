@@ -216,6 +216,10 @@ describe('bad input', () => {
   it('a non-string schema_str is a 422', async () => {
     expect((await verify(body({}, [message('{}')], { schema_str: { type: 'object' } }))).status).toBe(422);
   });
+  it('a request body that is not JSON is a 422', async () => {
+    const res = await app.inject({ method: 'POST', url: '/verify', payload: '{"schema_str": ', headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(422);
+  });
   it('an empty response scores 0', async () => {
     const { status, json } = await verify(body({ type: 'object' }, []));
     expect(status).toBe(200);
