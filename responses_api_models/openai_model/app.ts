@@ -12,6 +12,7 @@ import {
   ResponseCreateParamsSchema,
   ResponseSchema,
   checkBackendAnswer,
+  createPooledFetch,
   sendBackendError,
   defineModelServer,
   fullResponseDump,
@@ -38,6 +39,7 @@ export const server = defineModelServer({
       apiKey: ctx.config.openai_api_key,
       maxRetries: ctx.config.max_retries,
       timeout: ctx.config.request_timeout_s * 1000,
+      fetch: createPooledFetch({ headersTimeoutMs: ctx.config.request_timeout_s * 1000, bodyTimeoutMs: ctx.config.request_timeout_s * 1000 }),
     }),
   }),
   responses: {

@@ -21,7 +21,7 @@ export interface Stack {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-export async function startStack(args: string[], timeoutMs = 30_000): Promise<Stack> {
+export async function startStack(args: string[], timeoutMs = 60_000): Promise<Stack> {
   requireBuild();
   const headPort = await findOpenPort([]);
   const started = Date.now();

@@ -1,2 +1,3 @@
 export * from './client.js';
 export * from './retry.js';
+export * from './fetch.js';
