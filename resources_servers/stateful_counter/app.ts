@@ -14,6 +14,17 @@ import {
 import { LaxInt } from './src/lax.js';
 import { CounterStore } from './src/store.js';
 
+/** A call for a session whose counter was dropped before its verify: never score it as a plain miss. */
+function expired(store: CounterStore, sessionId: string, config: { session_idle_ttl_s: number; max_sessions: number }): void {
+  const reason = store.droppedReason(sessionId);
+  if (!reason) return;
+  const why =
+    reason === 'idle'
+      ? `it was idle for more than session_idle_ttl_s = ${config.session_idle_ttl_s} s`
+      : `more than max_sessions = ${config.max_sessions} sessions were live`;
+  throw new HttpError(410, `The counter of this session was dropped because ${why}; raise that setting in the server config and run the rollout again.`);
+}
+
 export const StatefulCounterConfigSchema = ResourcesServerConfigSchema.extend({
   /** Seconds after its last call before an unverified session's counter is dropped. */
   session_idle_ttl_s: z.number().positive().default(3600),
@@ -47,7 +58,7 @@ export const server = defineResourcesServer({
   seedSession: {
     body: SeedSessionRequestSchema,
     handler: ({ initial_count }, ctx) => {
-      ctx.state.store.setDefault(ctx.sessionId, initial_count);
+      ctx.state.store.seed(ctx.sessionId, initial_count);
       return {};
     },
   },
@@ -55,23 +66,26 @@ export const server = defineResourcesServer({
     increment_counter: {
       body: IncrementCounterRequestSchema,
       handler: ({ count }, ctx) => {
+        expired(ctx.state.store, ctx.sessionId, ctx.config);
         const current = ctx.state.store.setDefault(ctx.sessionId, 0);
         ctx.state.store.set(ctx.sessionId, current + count);
         return { success: true };
       },
     },
   },
-  routes: (app, { state }) => {
+  routes: (app, { state, config }) => {
     // Takes no arguments: answers with or without a JSON body, like upstream.
     app.post('/get_counter_value', async (request, reply) => {
       const sessionId = (request as unknown as { ngSessionId?: string }).ngSessionId;
       if (!sessionId) throw new HttpError(500, 'session middleware did not run');
+      expired(state.store, sessionId, config);
       return reply.type('application/json').send(JSON.stringify({ count: state.store.setDefault(sessionId, 0) }));
     });
   },
   verify: {
     body: StatefulCounterVerifyRequestSchema,
     handler: (body, ctx) => {
+      expired(ctx.state.store, ctx.sessionId, ctx.config);
       // The rollout ends here, so its counter is freed.
       const counter = ctx.state.store.take(ctx.sessionId);
       const reward = counter === undefined ? 0.0 : body.expected_count === counter ? 1.0 : 0.0;

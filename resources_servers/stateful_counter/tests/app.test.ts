@@ -113,6 +113,28 @@ describe('seed and verify', () => {
   });
 });
 
+describe('sessions dropped before their verify', () => {
+  it('tool calls and verify for a session dropped at the cap answer 410, not a wrong score', async () => {
+    const small = await server.build({ config: { name: 'stateful_counter_resources_server', domain: 'agent', max_sessions: 1 } });
+    try {
+      const seedOf = async () => {
+        const r = await small.inject({ method: 'POST', url: '/seed_session', payload: { initial_count: 1 } });
+        return sessionCookie(r.headers['set-cookie']);
+      };
+      const first = await seedOf();
+      await seedOf(); // the second live session pushes the first one out
+      const inc = await small.inject({ method: 'POST', url: '/increment_counter', payload: { count: 1 }, headers: { cookie: first } });
+      expect(inc.statusCode).toBe(410);
+      expect(inc.body).toContain('max_sessions');
+      const v = await small.inject({ method: 'POST', url: '/verify', payload: verifyBody(2), headers: { cookie: first } });
+      expect(v.statusCode).toBe(410);
+      expect(v.body).toContain('max_sessions = 1');
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('bad input', () => {
   it('seed without initial_count is a 422', async () => {
     const r = await app.inject({ method: 'POST', url: '/seed_session', payload: { expected_count: 3 } });

@@ -52,3 +52,28 @@ describe('CounterStore', () => {
     expect(store.has('d')).toBe(true);
   });
 });
+
+describe('CounterStore remembers sessions dropped before their verify', () => {
+  it('reports idle and capacity drops, forgets them on take or a new seed', () => {
+    let t = 0;
+    const store = new CounterStore({ idleTtlMs: 100, maxSessions: 2, now: () => t });
+    store.seed('idle', 1);
+    t = 200;
+    expect(store.droppedReason('idle')).toBe('idle');
+    store.seed('a', 1);
+    store.seed('b', 1);
+    store.seed('c', 1);
+    expect(store.droppedReason('a')).toBe('capacity');
+    expect(store.droppedReason('c')).toBeUndefined();
+    expect(store.take('a')).toBeUndefined();
+    expect(store.droppedReason('a')).toBeUndefined();
+    store.seed('idle', 5);
+    expect(store.droppedReason('idle')).toBeUndefined();
+    expect(store.take('idle')).toBe(5);
+  });
+
+  it('never-seen sessions are not reported as dropped', () => {
+    const store = new CounterStore({ idleTtlMs: 100, maxSessions: 2 });
+    expect(store.droppedReason('unknown')).toBeUndefined();
+  });
+});
