@@ -63,18 +63,56 @@ export function exprEq(gold: Node, pred: Node, o: CompareOptions): boolean {
   if (isRel(gold) && isRel(pred)) return compareRelational(gold, pred, o);
   if (isSet(gold) || isSet(pred) || gold.t === 'Tuple' || pred.t === 'Tuple') return compareSets(gold, pred, o);
   if (gold.t === 'Symbol' || pred.t === 'Symbol') return compareSymbols(gold, pred);
-  if (gold.t === 'Matrix' || pred.t === 'Matrix') {
-    if (gold.t === 'Matrix' && pred.t === 'Matrix') {
-      if (gold.rows.length !== pred.rows.length || gold.rows[0]!.length !== pred.rows[0]!.length) return false;
-      const g = gold.rows.flat();
-      const p = pred.rows.flat();
-      return g.every((x, i) => numericEq(x, p[i]!, o) || valueEq(x, p[i]!, o));
-    }
-    return false;
+  const isMat = (n: Node) => n.t === 'Matrix' || n.t === 'MatOp';
+  if (isMat(gold) || isMat(pred)) {
+    // doit() on both, then elementwise
+    const gm = isMat(gold) ? matrixValue(gold) : null;
+    const pm = isMat(pred) ? matrixValue(pred) : null;
+    if (!gm || !pm) return false;
+    if (gm.length !== pm.length || gm[0]!.length !== pm[0]!.length) return false;
+    const g = gm.flat();
+    const p = pm.flat();
+    return g.every((x, i) => numericEq(x, p[i]!, o) || valueEq(x, p[i]!, o));
   }
   if (isRel(gold) || isRel(pred)) return false;
   if (numericEq(gold, pred, o)) return true;
   return valueEq(gold, pred, o);
+}
+
+/** Entries of a matrix expression (sums, scalar multiples and products of matrices), unevaluated. */
+function matrixValue(n: Node): Node[][] | null {
+  if (n.t === 'Matrix') return n.rows;
+  if (n.t !== 'MatOp') return null;
+  if (n.op === 'Add') {
+    const ms = n.args.map(matrixValue);
+    if (ms.some((m) => !m)) return null;
+    const first = ms[0]!;
+    if (ms.some((m) => m!.length !== first.length || m![0]!.length !== first[0]!.length)) return null;
+    return first.map((row, i) => row.map((_, j) => add(...ms.map((m) => m![i]![j]!))));
+  }
+  let acc: Node[][] | null = null;
+  let scalar: Node[] = [];
+  for (const a of n.args) {
+    const m = a.t === 'Matrix' || a.t === 'MatOp' ? matrixValue(a) : null;
+    if (!m) {
+      if (a.t === 'Matrix' || a.t === 'MatOp') return null;
+      scalar.push(a);
+      continue;
+    }
+    if (!acc) acc = m;
+    else {
+      if (acc[0]!.length !== m.length) return null;
+      const left: Node[][] = acc;
+      acc = left.map((row) => m[0]!.map((_, j) => add(...row.map((x, k) => mul(x, m[k]![j]!)))));
+    }
+  }
+  if (!acc) return null;
+  if (scalar.length > 0) {
+    const sc = scalar;
+    acc = acc.map((row) => row.map((x) => mul(...sc, x)));
+    scalar = [];
+  }
+  return acc;
 }
 
 function isPctAtomic(n: Node, kind: 'Number' | 'Float'): boolean {

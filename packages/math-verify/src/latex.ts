@@ -253,21 +253,28 @@ function isOnlySymbols(n: Node): boolean {
   return cs.length > 0 && cs.every(isOnlySymbols);
 }
 
+const isMatrixLike = (n: Node): boolean => n.t === 'Matrix' || n.t === 'MatOp';
+
+function matFlat(op: 'Add' | 'Mul', lh: Node, rh: Node): Node {
+  const parts = (n: Node) => (n.t === 'MatOp' && n.op === op ? n.args : [n]);
+  return { t: 'MatOp', op, args: [...parts(lh), ...parts(rh)] };
+}
+
 function flatAdd(lh: Node, rh: Node): Node {
+  if (isMatrixLike(lh) || isMatrixLike(rh)) return matFlat('Add', lh, rh);
   if (lh.t === 'Add' || rh.t === 'Add') {
     return add(...(lh.t === 'Add' ? lh.args : [lh]), ...(rh.t === 'Add' ? rh.args : [rh]));
   }
   return add(lh, rh);
 }
 function flatMul(lh: Node, rh: Node): Node {
+  if (isMatrixLike(lh) || isMatrixLike(rh)) return matFlat('Mul', lh, rh);
   if (lh.t === 'Mul' || rh.t === 'Mul') {
     return mul(...(lh.t === 'Mul' ? lh.args : [lh]), ...(rh.t === 'Mul' ? rh.args : [rh]));
   }
   return mul(lh, rh);
 }
-function isMatrix(n: Node): boolean {
-  return n.t === 'Matrix';
-}
+
 function negateValue(n: Node): Node {
   if (isNumber(n)) return negNumber(n);
   return flatMul(NEG_ONE, n);
@@ -609,7 +616,10 @@ class LatexParser {
       } else if (this.is('-')) {
         this.i++;
         let rh = this.parseMp();
-        if (isMatrix(lh) || isMatrix(rh)) throw new MathError('matrix arithmetic is not supported');
+        if (isMatrixLike(lh) || isMatrixLike(rh)) {
+          lh = matFlat('Add', lh, matFlat('Mul', NEG_ONE, rh));
+          continue;
+        }
         rh = rh.t === 'Const' && rh.name === 'oo' ? cnst('-oo') : isNumber(rh) ? negNumber(rh) : flatMul(NEG_ONE, rh);
         lh = flatAdd(lh, rh);
       } else return lh;
@@ -625,6 +635,7 @@ class LatexParser {
       } else if (this.is('/') || this.is('\\div') || this.is(':')) {
         this.i++;
         const rh = this.parseUnary(nofunc);
+        if (isMatrixLike(lh) || isMatrixLike(rh)) throw new MathError('matrix division is not supported');
         if (lh.t === 'Integer' && rh.t === 'Integer') lh = rational(lh.v, rh.v);
         else lh = mul(lh, pow(rh, NEG_ONE));
       } else if (this.is('\\mod') || this.is('\\bmod')) {
@@ -643,6 +654,7 @@ class LatexParser {
       this.i++;
       const inner = this.parseUnary(nofunc);
       if (inner.t === 'Const' && inner.name === 'oo') return cnst('-oo');
+      if (isMatrixLike(inner)) return matFlat('Mul', NEG_ONE, inner);
       return isNumber(inner) ? negNumber(inner) : flatMul(NEG_ONE, inner);
     }
     const items: Node[] = [];

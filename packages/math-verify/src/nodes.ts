@@ -23,7 +23,8 @@ export type Node =
   | { t: 'Interval'; start: Node; end: Node; lo: boolean; ro: boolean }
   | { t: 'SetOp'; op: 'Union' | 'Intersection' | 'Complement'; args: Node[] }
   | { t: 'SetConst'; name: SetName }
-  | { t: 'Matrix'; rows: Node[][] };
+  | { t: 'Matrix'; rows: Node[][] }
+  | { t: 'MatOp'; op: 'Add' | 'Mul'; args: Node[] };
 
 export class MathError extends Error {}
 
@@ -137,6 +138,7 @@ export function children(n: Node): Node[] {
     case 'FiniteSet':
     case 'Tuple':
     case 'SetOp':
+    case 'MatOp':
       return n.args;
     case 'Pow':
       return [n.base, n.exp];
@@ -200,6 +202,9 @@ export function structEq(a: Node, b: Node): boolean {
       if (a.name !== (b as typeof a).name) return false;
       break;
     case 'SetOp':
+      if (a.op !== (b as typeof a).op) return false;
+      break;
+    case 'MatOp':
       if (a.op !== (b as typeof a).op) return false;
       break;
     case 'Matrix': {
@@ -614,8 +619,41 @@ class Printer {
         return `${n.op}(${orderedSetArgs(n).map((a) => this.print(a)).join(', ')})`;
       case 'SetConst':
         return n.name;
-      case 'Matrix':
-        return `Matrix([${n.rows.map((r) => `[${r.map((a) => printExpr(a)).join(', ')}]`).join(', ')}])`;
+      case 'Matrix': {
+        if (this.level <= 1) {
+          // str(Matrix) is "Matrix(%s)" % str(tolist()): one line, elements as str()
+          return `Matrix([${n.rows.map((r) => `[${r.map((a) => printExpr(a)).join(', ')}]`).join(', ')}])`;
+        }
+        // nested: the printer's table format, columns right-aligned, one row per line
+        const cells = n.rows.map((r) => r.map((a) => this.print(a)));
+        const widths = cells[0]!.map((_, j) => Math.max(...cells.map((r) => r[j]!.length)));
+        const table = cells.map((r) => `[${r.map((c, j) => c.padStart(widths[j]!)).join(', ')}]`).join(',\n');
+        return n.rows.length === 1 ? `Matrix([${table}])` : `Matrix([\n${table}])`;
+      }
+      case 'MatOp': {
+        if (n.op === 'Mul') {
+          let args = n.args;
+          let sign = '';
+          if (args.length > 1 && isNumber(args[0]!) && numSign(args[0]!) < 0) {
+            sign = '-';
+            const c = negNumber(args[0]!);
+            args = c.t === 'Integer' && c.v === 1n ? args.slice(1) : [c, ...args.slice(1)];
+          }
+          return sign + args.map((a) => this.paren(a, PREC.Mul)).join('*');
+        }
+        const parts: string[] = [];
+        for (const a of sortMatAddArgs(n.args)) {
+          let t = this.paren(a, PREC.Add);
+          let sign = '+';
+          if (t.startsWith('-')) {
+            sign = '-';
+            t = t.slice(1);
+          }
+          parts.push(sign, t);
+        }
+        const first = parts.shift();
+        return (first === '-' ? '-' : '') + parts.join(' ');
+      }
     }
   }
 
@@ -710,6 +748,18 @@ class Printer {
     if (e.t === 'Integer' && e.v === -1n) return `1/${this.paren(n.base, PREC.Pow)}`;
     return `${this.paren(n.base, PREC.Pow)}**${this.paren(e, PREC.Pow)}`;
   }
+}
+
+function sortMatAddArgs(args: Node[]): Node[] {
+  const key = (a: Node): Key => {
+    if (a.t === 'MatOp') return [0, a.args.map(sortKey)];
+    if (a.t === 'Matrix') return [1, a.rows.flat().map(sortKey)];
+    return [2, [sortKey(a)]];
+  };
+  return args
+    .map((a, i) => ({ a, k: key(a), i }))
+    .sort((x, y) => compareKeys(x.k, y.k) || x.i - y.i)
+    .map((x) => x.a);
 }
 
 /** Python's Decimal to-sci-string of a decimal literal ("1.234e-5" -> "0.00001234", "1.0e+20" -> "1.0E+20"). */
