@@ -1,7 +1,7 @@
 // Answer extraction: the prioritised regexes of math-verify's LatexExtractionConfig and
 // ExprExtractionConfig, and conversion of each match into an expression tree.
 
-import { type Node, MathError, int, mul, negNumber, numberFromString, pow, rational, NEG_ONE, isNumber, add } from './nodes.js';
+import { type Node, MathError, int, mul, negNumber, numberFromString, pow, rational, NEG_ONE, isNumber } from './nodes.js';
 import { parseLatex } from './latex.js';
 import { normalizeLatex, type BoxedMode } from './normalize.js';
 
@@ -201,13 +201,11 @@ function extractExpr(m: RegExpExecArray): [Node | null, string] {
   const isPct = !!groups.percent;
   if (integer || decimal) {
     integer = integer.replace(/[, ]/g, '');
-    let neg = false;
-    // Python lstrip('0') keeps a leading minus sign in place
+    // str.lstrip('0'): a leading minus sign stops the stripping ("-007" stays "-007")
     integer = integer.replace(/^0+/, '');
     if (integer.length === 0) integer = '0';
     decimal = decimal.replace(/,/g, '.');
     const text = `${integer}${decimal}`;
-    void neg;
     let n: Node;
     try {
       n = numberFromString(text);
@@ -355,4 +353,3 @@ export function parse(text: string, targets: Target[], deadline = Infinity): Ext
   return out;
 }
 
-export { add };

@@ -275,10 +275,6 @@ function flatMul(lh: Node, rh: Node): Node {
   return mul(lh, rh);
 }
 
-function negateValue(n: Node): Node {
-  if (isNumber(n)) return negNumber(n);
-  return flatMul(NEG_ONE, n);
-}
 
 class LatexParser {
   i = 0;
@@ -490,12 +486,6 @@ class LatexParser {
         this.i++;
         return { t: 'SetConst', name: 'EmptySet' };
       }
-      if (t.k === 'accent') {
-        const [name, body] = t.v.split('\u0000');
-        if ((name === 'mathbb' || name === 'text') && false) return null;
-        void body;
-      }
-      if (t.k === 'cmd' && t.v === '\\mathbb') return null;
       const open = t.v;
       if (t.k === 'op' && (open === '(' || open === '[')) return this.parseIntervalOrTuple();
       if (t.k === 'cmd' && (open === '\\(' || open === '\\lbrack' || open === '\\lgroup')) return this.parseIntervalOrTuple();
@@ -856,7 +846,7 @@ class LatexParser {
     if (t.k === 'accent' && t.v.startsWith('operatorname\u0000')) {
       if (nofunc) return null;
       const fname = t.v.split('\u0000')[1]!.trim();
-      if (FUNCS_SINGLE[fname] || FUNCS_MULTI[fname]) return this.parseFunction(fname, true);
+      if (FUNCS_SINGLE[fname] || FUNCS_MULTI[fname]) return this.parseFunction(fname);
       throw new MathError(`unsupported operator ${fname}`);
     }
     // e / e^x
@@ -920,9 +910,8 @@ class LatexParser {
     return f;
   }
 
-  parseFunction(name: string, already = false): Node {
+  parseFunction(name: string): Node {
     this.i++;
-    void already;
     let sub: Node | null = null;
     let sup: Node | null = null;
     for (let k = 0; k < 2; k++) {
@@ -1145,4 +1134,4 @@ export function elementsToSetOrTuple(groups: Node[][]): Node {
   return { t: 'FiniteSet', args: groups.map((g) => ({ t: 'Tuple', args: g }) as Node) };
 }
 
-export { flatMul, flatAdd, negateValue };
+export { flatMul, flatAdd };
