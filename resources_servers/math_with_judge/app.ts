@@ -13,6 +13,7 @@ import {
   ResponseSchema,
   defineResourcesServer,
   startIfMain,
+  type ServerClient,
 } from '@nemo-gym/core';
 import { MathVerifier } from '@nemo-gym/math-verify';
 import { JUDGE_SYSTEM_MESSAGE, generatedText, judgePrompt, parseVerdict } from './src/judge.js';
@@ -50,7 +51,7 @@ interface State {
   verifier: MathVerifier;
 }
 
-type Ctx = { config: MathWithJudgeConfig; state: State; client: import('@nemo-gym/core').ServerClient };
+type Ctx = { config: MathWithJudgeConfig; state: State; client: ServerClient };
 
 async function judgeOnce(ctx: Ctx, question: string, first: string, second: string): Promise<[boolean, JudgeEvaluation]> {
   // pydantic fills these defaults on upstream's request model; they are part of the recorded request
