@@ -148,12 +148,20 @@ function roundTo(n: Node, places: number): string {
   return v.toDecimalPlaces(places, D.ROUND_HALF_EVEN).toString();
 }
 
-const SAMPLE_POINTS = ['0.5772156649015328606065120900824024310422', '1.3247179572447460259609088544780973407344', '2.2360679774997896964091736687312762354406', '0.7390851332151606416553120876738734040134'];
+// Symbols are real (not positive) in latex2sympy, so identities are checked on both signs.
+const SAMPLE_POINTS = [
+  '0.5772156649015328606065120900824024310422',
+  '-1.3247179572447460259609088544780973407344',
+  '2.2360679774997896964091736687312762354406',
+  '-0.7390851332151606416553120876738734040134',
+  '1.6180339887498948482045868343656381177203',
+  '-2.6651441426902251886502972498731398482742',
+];
 
 /**
  * Numeric evaluation (evalf with chop) followed by the symbolic check (simplify(a - b) == 0),
  * decided here by high-precision evaluation: closed-form values at 60 digits, expressions with
- * free symbols at several sample points.
+ * free symbols at sample points of both signs (points where neither side is defined are skipped).
  */
 function valueEq(a: Node, b: Node, o: CompareOptions): boolean {
   checkDeadline(o);
@@ -163,54 +171,73 @@ function valueEq(a: Node, b: Node, o: CompareOptions): boolean {
   if (ra && rb) return ra[0] * rb[1] === rb[0] * ra[1];
   const syms = [...new Set([...freeSymbols(a), ...freeSymbols(b)])].sort();
   if (containsUndef(a) || containsUndef(b)) return false;
-  if (syms.length === 0) return closeAt(a, b, new Map(), true);
-  const points = syms.length > 3 ? 3 : 4;
-  // integer-valued functions (factorial, binomial, floor, ...) are sampled at integers
+  if (syms.length === 0) return compareAt(a, b, new Map(), true) === 'equal';
+  // integer-valued functions (factorial, binomial, floor, sums, ...) are sampled at integers
   const integerPoints = containsIntegerFunction(a) || containsIntegerFunction(b);
-  for (let k = 0; k < points; k++) {
+  let agreed = 0;
+  for (let k = 0; k < SAMPLE_POINTS.length; k++) {
     checkDeadline(o);
     const env = new Map<string, Dec>();
-    syms.forEach((s, i) => env.set(s, integerPoints ? new D(5 + 3 * k + 2 * i) : new D(SAMPLE_POINTS[(k + i) % SAMPLE_POINTS.length]!).plus(i * 0.37 + k * 0.11)));
-    if (!closeAt(a, b, env, false)) return false;
+    // all symbols share the sign of point k, so both-positive and both-negative cases are covered
+    syms.forEach((s, i) =>
+      env.set(s, integerPoints ? new D(5 + 3 * k + 2 * i) : new D(SAMPLE_POINTS[(k + 2 * i) % SAMPLE_POINTS.length]!).times(1 + 0.13 * i)),
+    );
+    const r = compareAt(a, b, env, false);
+    if (r === 'different') return false;
+    if (r === 'equal') agreed++;
   }
-  return true;
+  return agreed >= 2;
 }
 
-const INTEGER_FUNCS = new Set(['factorial', 'binomial', 'floor', 'ceiling', 'Mod', 'gcd', 'lcm', 'Sum', 'Product']);
 function containsIntegerFunction(n: Node): boolean {
   if (n.t === 'Func' && INTEGER_FUNCS.has(n.name)) return true;
   return children(n).some(containsIntegerFunction);
 }
+const INTEGER_FUNCS = new Set(['factorial', 'binomial', 'floor', 'ceiling', 'Mod', 'gcd', 'lcm', 'Sum', 'Product']);
 
 function containsUndef(n: Node): boolean {
   if (n.t === 'Func' && n.undef) return true;
   return children(n).some(containsUndef);
 }
 
-function closeAt(a: Node, b: Node, env: Map<string, Dec>, absolute: boolean): boolean {
-  let va: Dec;
-  let vb: Dec;
+type PointResult = 'equal' | 'different' | 'undefined';
+
+function complexAt(n: Node, env: Map<string, Dec>): [number, number] | null {
+  try {
+    const v = evalComplex(n, new Map([...env].map(([k, x]) => [k, Number(x.toString())])));
+    return v.every(Number.isFinite) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function compareAt(a: Node, b: Node, env: Map<string, Dec>, absolute: boolean): PointResult {
+  let va: Dec | null = null;
+  let vb: Dec | null = null;
   try {
     va = evalReal(a, env);
+  } catch {
+    va = null;
+  }
+  try {
     vb = evalReal(b, env);
   } catch {
-    try {
-      const fenv = new Map([...env].map(([k, v]) => [k, Number(v.toString())]));
-      const ca = evalComplex(a, fenv);
-      const cb = evalComplex(b, fenv);
-      if (![...ca, ...cb].every(Number.isFinite)) return false;
-      const scale = Math.max(1, Math.hypot(...ca), Math.hypot(...cb));
-      return Math.hypot(ca[0] - cb[0], ca[1] - cb[1]) <= 1e-12 * scale;
-    } catch {
-      return false;
-    }
+    vb = null;
   }
-  if (!va.isFinite() || !vb.isFinite()) return va.eq(vb);
+  if (va === null || vb === null) {
+    const ca = complexAt(a, env);
+    const cb = complexAt(b, env);
+    if (!ca && !cb) return 'undefined';
+    if (!ca || !cb) return 'different';
+    const scale = Math.max(1, Math.hypot(...ca), Math.hypot(...cb));
+    return Math.hypot(ca[0] - cb[0], ca[1] - cb[1]) <= 1e-12 * scale ? 'equal' : 'different';
+  }
+  if (!va.isFinite() || !vb.isFinite()) return va.eq(vb) ? 'equal' : 'different';
   const diff = va.minus(vb).abs();
-  if (absolute && diff.lt(new D(2).pow(-49))) return true;
+  if (absolute && diff.lt(new D(2).pow(-49))) return 'equal';
   const scale = D.max(va.abs(), vb.abs());
-  if (scale.isZero()) return diff.isZero();
-  return diff.lte(scale.times('1e-40'));
+  if (scale.isZero()) return diff.isZero() ? 'equal' : 'different';
+  return diff.lte(scale.times('1e-40')) ? 'equal' : 'different';
 }
 
 function relationAsSet(n: Node): Node | null {
@@ -271,24 +298,26 @@ function proportional(g: Node, p: Node, o: CompareOptions): boolean {
   const ps = [...freeSymbols(p)].sort();
   if (gs.length === 0 || gs.join(',') !== ps.join(',') || containsUndef(g) || containsUndef(p)) return false;
   let ratio: Dec | null = null;
-  for (let k = 0; k < 4; k++) {
+  let agreed = 0;
+  for (let k = 0; k < SAMPLE_POINTS.length; k++) {
     checkDeadline(o);
     const env = new Map<string, Dec>();
-    gs.forEach((s, i) => env.set(s, new D(SAMPLE_POINTS[(k + i) % SAMPLE_POINTS.length]!).plus(i * 0.37 + k * 0.11)));
+    gs.forEach((s, i) => env.set(s, new D(SAMPLE_POINTS[(k + 2 * i) % SAMPLE_POINTS.length]!).times(1 + 0.13 * i)));
     let vg: Dec;
     let vp: Dec;
     try {
       vg = evalReal(g, env);
       vp = evalReal(p, env);
     } catch {
-      return false;
+      continue;
     }
     if (vp.isZero() || vg.isZero() || !vg.isFinite() || !vp.isFinite()) return false;
     const r = vg.div(vp);
     if (ratio === null) ratio = r;
     else if (r.minus(ratio).abs().gt(ratio.abs().times('1e-30'))) return false;
+    agreed++;
   }
-  return true;
+  return agreed >= 2;
 }
 
 function safe(fn: () => boolean): boolean {

@@ -854,9 +854,7 @@ class LatexParser {
       this.i++;
       if (this.is('^') && !this.isDegreeAhead()) {
         this.i++;
-        const ex = this.parseSupArg();
-        if (ex.t === 'Integer' && ex.v === 1n) return cnst('E');
-        return { t: 'Func', name: 'exp', args: [ex] };
+        return expOf(this.parseSupArg());
       }
       return cnst('E');
     }
@@ -944,7 +942,7 @@ class LatexParser {
       // sympy.log(arg, base, evaluate=False) keeps the base, E included: log(2, E)
       expr = { t: 'Func', name: 'log', args: [args[0]!, base] };
     } else if (fname === 'exp') {
-      expr = args[0]!.t === 'Integer' && (args[0] as { v: bigint }).v === 1n ? cnst('E') : { t: 'Func', name: 'exp', args };
+      expr = expOf(args[0]!);
     } else {
       expr = { t: 'Func', name: fname, args };
     }
@@ -1058,6 +1056,14 @@ class LatexParser {
   }
 }
 
+/** sympy.exp(x) with its automatic simplifications: exp(0) = 1, exp(1) = E, exp(log(x)) = x. */
+function expOf(x: Node): Node {
+  if (x.t === 'Integer' && x.v === 0n) return int(1);
+  if (x.t === 'Integer' && x.v === 1n) return cnst('E');
+  if (x.t === 'Func' && x.name === 'log' && (x.args.length === 1 || (x.args[1]!.t === 'Const' && x.args[1]!.name === 'E'))) return x.args[0]!;
+  return { t: 'Func', name: 'exp', args: [x] };
+}
+
 function accentText(v: string): string {
   const [name0, body0] = v.split('\u0000') as [string, string];
   let name = name0;
@@ -1096,6 +1102,9 @@ function asUnaryMinus(e: Node): Node {
 }
 
 function binomial(n: Node, k: Node): Node {
+  // sympy.binomial evaluates k = 0 and k = 1 for any n
+  if (k.t === 'Integer' && k.v === 0n) return int(1);
+  if (k.t === 'Integer' && k.v === 1n) return n;
   if (n.t === 'Integer' && k.t === 'Integer' && k.v >= 0n && n.v >= 0n && n.v < 100000n) {
     if (k.v > n.v) return int(0);
     let r = 1n;

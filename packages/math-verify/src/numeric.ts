@@ -286,7 +286,8 @@ const cexp = (a: C): C => {
   const m = Math.exp(a[0]);
   return [m * Math.cos(a[1]), m * Math.sin(a[1])];
 };
-const clog = (a: C): C => [Math.log(Math.hypot(a[0], a[1])), Math.atan2(a[1], a[0])];
+// principal branch; a negative zero imaginary part must not select -pi
+const clog = (a: C): C => [Math.log(Math.hypot(a[0], a[1])), Math.atan2(a[1] === 0 ? 0 : a[1], a[0])];
 
 /** Double-precision complex value (principal branches). */
 export function evalComplex(n: Node, env: Map<string, number> = new Map()): C {
