@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sharedPath } from '@nemo-gym/core';
-import { server } from '../app.js';
+import { repoRoot, sharedPath } from '@nemo-gym/core';
+import { server, verifyWithJudge } from '../app.js';
+import { verifyAnswerWithLibrary } from '@nemo-gym/math-verify';
 import { JUDGE_SYSTEM_MESSAGE, parseVerdict } from '../src/judge.js';
 import { StubJudge, judgeText, msg, response, verifyBody } from './helpers.js';
 
@@ -142,6 +143,61 @@ describe('verify (upstream test_app cases)', () => {
     const res = await app.inject({ method: 'POST', url: '/verify', payload: body });
     expect(res.statusCode).toBe(422);
     expect(res.body).toContain('expected_answer');
+  });
+});
+
+describe('library check (upstream _verify_answer_with_library cases)', () => {
+  it.each([
+    ['4', '2 + 2 = \\boxed{4}', 1, '4'],
+    ['\\boxed{12}', '3 * 4 = \\boxed{12}', 1, '12'],
+    ['\\boxed{5}', '10 - 5 = \\boxed{5}', 1, '5'],
+    ['4.0', '2 + 2 = \\boxed{\\frac{8}{2}}', 1, '4'],
+    ['\\boxed{12}', '3 * 4 = 13', 0, '13'],
+    ['17.001', '17', 0, '17'],
+    ['', '', 0, null],
+    ['3', '3', 1, '3'],
+  ] as const)('expected %j, generated %j -> (%d, %j)', (expected, generated, reward, extracted) => {
+    expect(verifyAnswerWithLibrary(expected, generated)).toEqual({ reward, extracted });
+  });
+});
+
+const workerBuilt = existsSync(join(repoRoot(), 'packages/math-verify/dist/src/worker.js'));
+if (!workerBuilt) console.log('skipping the verifier time-limit test: packages/math-verify is not built (run pnpm build)');
+
+describe.skipIf(!workerBuilt)('library check time limit', () => {
+  it('a check over library_verifier_timeout_seconds scores (0.0, null), as upstream scores a timeout', async () => {
+    const slow = await server.build({
+      config: { ...baseConfig, should_use_judge: false, library_verifier_workers: 1, library_verifier_timeout_seconds: 0.3 },
+    });
+    try {
+      const r = await post(slow, verifyBody('q', '1', [msg('1 '.repeat(50_000))]));
+      expect(r.body).toMatchObject({ reward: 0, library_reward: 0, extracted_answer: null, judge_evaluations: null });
+      const ok = await post(slow, verifyBody('q', '7', [msg('\\boxed{7}')]));
+      expect(ok.body).toMatchObject({ reward: 1, extracted_answer: '7' });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('judge with both orders (upstream _verify_answer_with_judge cases)', () => {
+  const ctx = () => (app as unknown as { ngContext: Parameters<typeof verifyWithJudge>[0] }).ngContext;
+  it('different on the first call: 0.0 with one evaluation', async () => {
+    judge.queue(judgeText('[[A!=B]] is the evaluation'));
+    const [reward, evals] = await verifyWithJudge(ctx(), 'What is 2 + 2?', '4', '5');
+    expect([reward, evals.length]).toEqual([0, 1]);
+  });
+  it('equal in both orders: 1.0 with two evaluations', async () => {
+    judge.queue(judgeText('[[A=B]]'), judgeText('I conclude that [[A=B]]'));
+    const [reward, evals] = await verifyWithJudge(ctx(), 'What is 3 divided by 6?', '1/2', '0.5');
+    expect([reward, evals.length]).toEqual([1, 2]);
+    expect(judge.prompt(0)).toContain("Assistant A's Answer|>\n1/2\n");
+    expect(judge.prompt(1)).toContain("Assistant A's Answer|>\n0.5\n");
+  });
+  it('equal then different: 0.0 with two evaluations', async () => {
+    judge.queue(judgeText('I conclude that [[A=B]]'), judgeText('[[A!=B]]'));
+    const [reward, evals] = await verifyWithJudge(ctx(), 'What is 4 times 5?', '20', '20.0');
+    expect([reward, evals.length]).toEqual([0, 2]);
   });
 });
 
