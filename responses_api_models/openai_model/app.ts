@@ -28,6 +28,8 @@ export const OpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   max_retries: z.number().int().min(0).default(2),
   /** Longest wait for one backend answer. */
   request_timeout_s: z.number().positive().default(3600),
+  /** Sockets to the backend (requests beyond this wait for a free one). */
+  max_connections_per_host: z.number().int().positive().default(1024),
 });
 
 export const server = defineModelServer({
@@ -39,7 +41,7 @@ export const server = defineModelServer({
       apiKey: ctx.config.openai_api_key,
       maxRetries: ctx.config.max_retries,
       timeout: ctx.config.request_timeout_s * 1000,
-      fetch: createPooledFetch({ headersTimeoutMs: ctx.config.request_timeout_s * 1000, bodyTimeoutMs: ctx.config.request_timeout_s * 1000 }),
+      fetch: createPooledFetch({ connections: ctx.config.max_connections_per_host, headersTimeoutMs: ctx.config.request_timeout_s * 1000, bodyTimeoutMs: ctx.config.request_timeout_s * 1000 }),
     }),
   }),
   responses: {

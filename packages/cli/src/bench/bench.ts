@@ -7,7 +7,7 @@
  * C: (optional) ng-collect-rollouts peak memory on a large input file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,8 +83,8 @@ interface DriveResult {
 
 /** Sends n /run requests with at most c in flight, over pipelined keep-alive sockets. */
 async function drive(url: string, n: number, c: number): Promise<DriveResult> {
-  const connections = Math.min(c, 1024);
-  const dispatcher = new Agent({ connections, pipelining: Math.ceil(c / connections), keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0, connect: { timeout: 60_000 } });
+  // One socket per request in flight: a Node HTTP/1.1 server answers pipelined requests one at a time.
+  const dispatcher = new Agent({ connections: c, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0, connect: { timeout: 60_000 } });
   const body = JSON.stringify(ROW);
   const lat: number[] = [];
   let errors = 0;
@@ -126,6 +126,8 @@ async function oursStack(stubPort: number, pipelining: number, connections: numb
       `+head_server.port=${headPort}`,
       `+http_pipelining=${pipelining}`,
       `+http_connections_per_host=${connections}`,
+      // One socket per held model request, so the stub really sees them all at once.
+      `+policy_model.responses_api_models.openai_model.max_connections_per_host=${connections}`,
     ],
   });
   const fleet = new ServerFleet(config, { out: () => undefined });
@@ -195,14 +197,25 @@ async function sectionThroughput(n: number, c: number, delayMs: number): Promise
 async function sectionInFlight(n: number, delayMs: number): Promise<void> {
   const stub = await spawnChild(here('./stub-model.js'), ['--delay-ms', String(delayMs)]);
   try {
-    const pipelining = Math.ceil(n / 1024);
-    const { fleet } = await oursStack(stub.port, pipelining, 1024);
+    // The agent holds every rollout's socket (one process may open 20,000 files here), so its
+    // own pools to the model and the resources server stay at 1024 sockets each.
+    const { fleet } = await oursStack(stub.port, 1, 1024);
     const agent = fleet.servers.find((s) => s.name === 'simple_weather_simple_agent')!;
+    let maxFds = 0;
+    const sampler = setInterval(() => {
+      try {
+        maxFds = Math.max(maxFds, readdirSync(`/proc/${agent.child.pid}/fd`).length);
+      } catch {
+        /* not on Linux */
+      }
+    }, 250);
     const r = await drive(`${agent.url}/run`, n, n);
+    clearInterval(sampler);
     const stats = (await (await request(`http://127.0.0.1:${stub.port}/stats`)).body.json()) as { maxInFlight: number; served: number };
     console.log(`\n== B. ${n} rollouts in flight at once, stub delay ${delayMs} ms ==`);
     console.log(`completed ${n - r.errors}/${n}, errors ${r.errors}, wall ${fmt(r.wallS)} s, p50 ${fmt(r.p50 / 1000, 2)} s, p99 ${fmt(r.p99 / 1000, 2)} s`);
-    console.log(`most model requests held by the stub at once: ${stats.maxInFlight} (two model calls per rollout)`);
+    console.log(`agent process: at most ${maxFds} open files at once (one socket per rollout in flight, plus its pools)`);
+    console.log(`most model requests held by the stub at once: ${stats.maxInFlight} (model pool: 1024 sockets)`);
     for (const s of fleet.servers) console.log(`  ${s.name.padEnd(30)} peak RSS ${fmt(peakRssMb(s.child.pid!))} MB`);
     if (r.firstError) console.log(`first error: ${r.firstError}`);
     await fleet.stop();

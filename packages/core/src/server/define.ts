@@ -249,7 +249,10 @@ export function defineServer<CS extends z.ZodType, S>(
     const own = resolveValue(globalConfig, inner, name) as Record<string, unknown>;
     const app = await build({ config: { ...own, name }, globalConfig });
     const cfg = app.ngContext.config as unknown as { host: string; port: number };
-    await app.listen({ host: cfg.host, port: cfg.port });
+    // Thousands of rollouts may connect at once: a deep accept queue, and no header deadline
+    // (a busy event loop can take longer than Node's default 60 s to read queued requests).
+    app.server.headersTimeout = 0;
+    await app.listen({ host: cfg.host, port: cfg.port, backlog: 65535 });
     app.ngContext.log.info(`${input.className} listening on http://${cfg.host}:${cfg.port}`);
     let closing = false;
     const stop = (signal: string) => {
