@@ -55,6 +55,11 @@ export function exprEq(gold: Node, pred: Node, o: CompareOptions): boolean {
   if (isRel(gold) && isSet(pred)) {
     const s = relationAsSet(gold);
     if (s) gold = s;
+    else {
+      // as_set() of a one-variable relation (|x| < 2, x^2 >= 4, x = 3): decided by membership
+      const decided = relationMatchesSet(gold, pred, o);
+      if (decided !== null) return decided;
+    }
   }
 
   if (gold.t === 'Const' && (gold.name === 'nan' || gold.name === 'zoo')) throw new MathError("can't evaluate nan or zoo");
@@ -270,6 +275,156 @@ function relationAsSet(n: Node): Node | null {
     }
   }
   return { t: 'Interval', start: lo, end: hi, lo: lopen, ro: hopen };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Relation vs set by membership: the solution set of a one-variable relation equals a set of
+// intervals/points when both agree at every breakpoint (set endpoints and roots of the relation's
+// sides), between breakpoints and beyond them.
+
+type Piece = { lo: number; hi: number; lopen: boolean; hopen: boolean };
+
+function setPieces(n: Node): Piece[] | null {
+  const num = (x: Node): number | null => {
+    if (x.t === 'Const' && x.name === 'oo') return Infinity;
+    if (x.t === 'Const' && x.name === '-oo') return -Infinity;
+    try {
+      const v = Number(evalReal(x).toString());
+      return Number.isFinite(v) ? v : null;
+    } catch {
+      return null;
+    }
+  };
+  if (n.t === 'Interval') {
+    const lo = num(n.start);
+    const hi = num(n.end);
+    return lo === null || hi === null ? null : [{ lo, hi, lopen: n.lo, hopen: n.ro }];
+  }
+  if (n.t === 'FiniteSet') {
+    const out: Piece[] = [];
+    for (const a of n.args) {
+      const v = num(a);
+      if (v === null) return null;
+      out.push({ lo: v, hi: v, lopen: false, hopen: false });
+    }
+    return out;
+  }
+  if (n.t === 'SetOp' && n.op === 'Union') {
+    const out: Piece[] = [];
+    for (const a of n.args) {
+      const p = setPieces(a);
+      if (!p) return null;
+      out.push(...p);
+    }
+    return out;
+  }
+  if (n.t === 'SetConst' && n.name === 'Reals') return [{ lo: -Infinity, hi: Infinity, lopen: true, hopen: true }];
+  if (n.t === 'SetConst' && n.name === 'EmptySet') return [];
+  return null;
+}
+
+const close = (a: number, b: number) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+
+function inPieces(x: number, pieces: Piece[]): boolean {
+  return pieces.some((p) => {
+    if (close(x, p.lo)) return !p.lopen;
+    if (close(x, p.hi)) return !p.hopen;
+    return x > p.lo && x < p.hi;
+  });
+}
+
+function relationMatchesSet(gold: Node, pred: Node, o: CompareOptions): boolean | null {
+  const rels = (gold.t === 'And' ? gold.args : [gold]) as Extract<Node, { t: 'Rel' }>[];
+  const variables = new Set<string>();
+  const collect = (n: Node): void => {
+    if (n.t === 'Symbol') variables.add(n.name);
+    else if (n.t === 'Func' && n.undef) variables.add(printExpr(n));
+    else children(n).forEach(collect);
+  };
+  rels.forEach((r) => (collect(r.lhs), collect(r.rhs)));
+  if (variables.size !== 1 || rels.some((r) => r.op === 'Ne')) return null;
+  const variable = [...variables][0]!;
+  const pieces = setPieces(pred);
+  if (!pieces) return null;
+  const subst = (n: Node, x: number): Node => {
+    if (n.t === 'Symbol' || (n.t === 'Func' && n.undef)) return printExpr(n) === variable ? { t: 'Float', v: String(x), dps: 30 } : n;
+    switch (n.t) {
+      case 'Add':
+      case 'Mul':
+      case 'Func':
+        return { ...n, args: n.args.map((a) => subst(a, x)) };
+      case 'Pow':
+        return { t: 'Pow', base: subst(n.base, x), exp: subst(n.exp, x) };
+      default:
+        return n;
+    }
+  };
+  const sideDiff = (r: Extract<Node, { t: 'Rel' }>, x: number): number | null => {
+    try {
+      const v = Number(evalReal(diff(subst(r.lhs, x), subst(r.rhs, x))).toString());
+      return Number.isFinite(v) ? v : null;
+    } catch {
+      return null;
+    }
+  };
+  const holds = (x: number): boolean | null => {
+    for (const r of rels) {
+      const d = sideDiff(r, x);
+      if (d === null) return null;
+      const zero = Math.abs(d) <= 1e-9 * Math.max(1, Math.abs(x));
+      const ok = r.op === 'Eq' ? zero : r.op === 'Lt' ? d < 0 && !zero : r.op === 'Le' ? d < 0 || zero : r.op === 'Gt' ? d > 0 && !zero : d > 0 || zero;
+      if (!ok) return false;
+    }
+    return true;
+  };
+  // breakpoints: set endpoints and sign changes of each relation's lhs - rhs on a wide grid
+  const points = new Set<number>();
+  for (const p of pieces) for (const v of [p.lo, p.hi]) if (Number.isFinite(v)) points.add(v);
+  const grid: number[] = [0];
+  for (let e = -3; e <= 6; e += 0.05) grid.push(10 ** e, -(10 ** e));
+  grid.sort((a, b) => a - b);
+  for (const r of rels) {
+    checkDeadline(o);
+    let prevX: number | null = null;
+    let prevD: number | null = null;
+    for (const x of grid) {
+      const d = sideDiff(r, x);
+      if (d !== null && Math.abs(d) <= 1e-12) points.add(x);
+      if (d !== null && prevD !== null && prevX !== null && Math.sign(d) !== Math.sign(prevD) && d !== 0 && prevD !== 0) {
+        let a = prevX;
+        let b = x;
+        let da = prevD;
+        for (let k = 0; k < 200; k++) {
+          const m = (a + b) / 2;
+          const dm = sideDiff(r, m);
+          if (dm === null) break;
+          if (Math.sign(dm) === Math.sign(da)) {
+            a = m;
+            da = dm;
+          } else b = m;
+        }
+        points.add((a + b) / 2);
+      }
+      prevX = d === null ? null : x;
+      prevD = d;
+    }
+  }
+  const sorted = [...points].sort((a, b) => a - b);
+  const tests: number[] = [];
+  if (sorted.length === 0) tests.push(0, 1e7, -1e7);
+  else {
+    tests.push(sorted[0]! - 1 - Math.abs(sorted[0]!), sorted[sorted.length - 1]! + 1 + Math.abs(sorted[sorted.length - 1]!));
+    sorted.forEach((p, i) => {
+      tests.push(p);
+      if (i + 1 < sorted.length) tests.push((p + sorted[i + 1]!) / 2);
+    });
+  }
+  for (const x of tests) {
+    const g = holds(x);
+    if (g === null) continue;
+    if (g !== inPieces(x, pieces)) return false;
+  }
+  return true;
 }
 
 function diff(a: Node, b: Node): Node {
