@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core';
-import { LaxInt } from './src/lax.js';
+import { LaxInt } from '@nemo-gym/core';
 import { score, synonymValue } from './src/score.js';
 
 export const MultiNeedleRunFieldsSchema = z.object({

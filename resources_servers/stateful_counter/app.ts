@@ -11,7 +11,7 @@ import {
   ResourcesServerConfigSchema,
   startIfMain,
 } from '@nemo-gym/core';
-import { LaxInt } from './src/lax.js';
+import { LaxInt } from '@nemo-gym/core';
 import { CounterStore } from './src/store.js';
 
 /** A call for a session whose counter was dropped before its verify: never score it as a plain miss. */

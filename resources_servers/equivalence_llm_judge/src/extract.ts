@@ -3,7 +3,7 @@
  * (last assistant message, optionally narrowed by a Python regex) and the expected answer.
  */
 import { pyStrip } from '@nemo-gym/core';
-import { PY_RE, PyRegex, PyRegexError, PyRegexUnsupportedError } from './pyregex.js';
+import { PY_RE, PyRegex, PyRegexError, PyRegexUnsupportedError } from '@nemo-gym/core';
 
 const FLAGS = PY_RE.MULTILINE | PY_RE.DOTALL;
 const cache = new Map<string, PyRegex | null>();

@@ -2,7 +2,7 @@
  * Multiple-choice answer extraction and scoring, with the semantics of upstream's mcqa server at
  * the reference commit: Python regexes, `str.strip/split/upper/lower`, `isalpha`, dict order.
  */
-import { PyRegex, PyRegexError, PY_RE } from './pyregex.js';
+import { PyRegex, PyRegexError, PY_RE } from '@nemo-gym/core';
 
 export const GRADING_MODES = ['strict_single_letter_boxed', 'lenient_boxed', 'lenient_answer_colon'] as const;
 export type GradingMode = (typeof GRADING_MODES)[number];

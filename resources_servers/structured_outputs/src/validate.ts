@@ -9,7 +9,7 @@
 import Ajv2020Import from 'ajv/dist/2020.js';
 import type { AnySchema, ValidateFunction } from 'ajv';
 import { pyJsonLoads } from './pyjson.js';
-import { PyRegex, PyRegexError, PyRegexUnsupportedError } from './pyregex.js';
+import { PyRegex, PyRegexError, PyRegexUnsupportedError } from '@nemo-gym/core';
 
 // ajv ships CommonJS: module.exports is the class, which also carries itself as `.default`
 const Ajv2020 = Ajv2020Import.default;

@@ -1,1 +1,3 @@
 export * from './json.js';
+export * from './regex.js';
+export * from './lax.js';

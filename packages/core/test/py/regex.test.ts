@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PyRegex, PyRegexError, PyRegexUnsupportedError, PY_RE, translatePyRegex } from '../src/pyregex.js';
+import { PyRegex, PyRegexError, PyRegexUnsupportedError, PY_RE, translatePyRegex } from '@nemo-gym/core';
 
 interface Case {
   pattern: string;
@@ -13,7 +13,7 @@ interface Case {
 }
 
 // Results recorded from CPython's `re` by fixtures/gen_pyregex_cases.py.
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/pyregex_cases.json', import.meta.url), 'utf8')) as {
+const fixture = JSON.parse(readFileSync(new URL('./pyregex_cases.json', import.meta.url), 'utf8')) as {
   cases: Case[];
 };
 

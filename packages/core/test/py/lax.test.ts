@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toLaxInt } from '../src/lax.js';
+import { toLaxInt } from '@nemo-gym/core';
 
 // Results of pydantic 2.13 validating `x: int` in lax mode.
 const CASES: [unknown, number | null][] = [
