@@ -32,6 +32,7 @@ const server = defineResourcesServer({
     teapot: { body: z.object({}), handler: () => { throw new HttpError(418, 'short and stout'); } },
     boom: { body: z.object({}), handler: () => { throw new Error('kaput'); } },
     py: { body: z.object({}), handler: () => new RawJson('{"x": 4.0}') },
+    whoami: { body: z.object({}).loose(), handler: (_b, ctx) => ({ session: ctx.sessionId.length > 0 }) },
   },
   verify: { body: BaseVerifyRequestSchema, handler: (b) => ({ ...b, reward: 0.5 }) },
 });
@@ -68,6 +69,12 @@ describe('server runtime', () => {
     const b = await app.inject({ method: 'POST', url: '/boom', payload: {} });
     expect(b.statusCode).toBe(500);
     expect(b.json()).toBe('Error: kaput');
+  });
+
+  it('a route whose schema accepts {} takes a request with no body', async () => {
+    const res = await app.inject({ method: 'POST', url: '/whoami' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ session: true });
   });
 
   it('RawJson bodies are sent byte for byte', async () => {

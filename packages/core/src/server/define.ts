@@ -206,8 +206,10 @@ export function defineServer<CS extends z.ZodType, S>(
 
     for (const { path, route: r } of routesFor(fullCtx)) {
       app.post(path, async (request, reply) => {
-        if (request.body === undefined || request.body === null) throw new HttpError(422, emptyBodyDetail());
-        const result = r.body.safeParse(request.body);
+        // No body is fine for a route whose schema accepts {} (e.g. a tool without arguments).
+        const raw = request.body === undefined || request.body === null ? {} : request.body;
+        const result = r.body.safeParse(raw);
+        if (!result.success && raw !== request.body) throw new HttpError(422, emptyBodyDetail());
         if (!result.success) throw new HttpError(422, zodIssuesToDetail(result.error.issues, request.body));
         const ctx: HandlerContext<unknown, unknown> = {
           ...fullCtx,

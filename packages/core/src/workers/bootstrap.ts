@@ -3,6 +3,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 const mod = (await import((workerData as { module: string }).module)) as Record<string, (...a: unknown[]) => unknown>;
 
+parentPort!.postMessage({ ready: true });
+
 parentPort!.on('message', async (msg: { id: number; fn: string; args: unknown[] }) => {
   try {
     const f = mod[msg.fn];

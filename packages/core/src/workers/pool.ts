@@ -31,6 +31,8 @@ interface Task {
 interface Slot {
   worker: Worker;
   task: Task | null;
+  /** The task module is loaded; time limits start only then. */
+  ready: boolean;
 }
 
 /** Maps a `.ts` source URL to its compiled file under the package's dist/ (null if not built). */
@@ -102,8 +104,13 @@ export class WorkerPool {
       resourceLimits: this.maxOld ? { maxOldGenerationSizeMb: this.maxOld } : undefined,
     });
     worker.unref();
-    const slot: Slot = { worker, task: null };
-    worker.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string }) => {
+    const slot: Slot = { worker, task: null, ready: false };
+    worker.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string; ready?: boolean }) => {
+      if (msg.ready) {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
       clearTimeout(task.timer);
@@ -121,6 +128,12 @@ export class WorkerPool {
         clearTimeout(task.timer);
         task.reject(new NgError('NG_ERR_POOL_WORKER', `worker died while running ${task.fn}: ${err instanceof Error ? err.message : String(err)}`));
       }
+      if (!slot.ready) {
+        // The task module itself fails to load: every waiting task would fail the same way.
+        const why = new NgError('NG_ERR_POOL_WORKER', `a worker could not start: ${err instanceof Error ? err.message : String(err)}`);
+        for (const t of this.queue.splice(0)) t.reject(why);
+        return;
+      }
       this.pump();
     };
     worker.on('error', onDeath);
@@ -133,10 +146,15 @@ export class WorkerPool {
 
   private pump(): void {
     while (this.queue.length > 0 && !this.closed) {
-      let slot = this.slots.find((s) => s.task === null);
+      const slot = this.slots.find((s) => s.task === null && s.ready);
       if (!slot) {
-        if (this.slots.length >= this.size) return;
-        slot = this.spawn();
+        // Start another worker if there is room; the task waits until one is ready.
+        let starting = this.slots.filter((s) => !s.ready).length;
+        while (this.slots.length < this.size && starting < this.queue.length) {
+          this.spawn();
+          starting++;
+        }
+        return;
       }
       const task = this.queue.shift()!;
       slot.task = task;
