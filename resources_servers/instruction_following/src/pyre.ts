@@ -17,6 +17,9 @@ export interface PyFlags {
 }
 
 const W_ITEMS = '\\p{L}\\p{N}_';
+// Python's IGNORECASE treats these four as one letter (simple lowercase of İ is i, plus its i/ı
+// fix-up); V8's case folding does not.
+const TURKISH_I = 'iI\u0130\u0131';
 const W_ITEMS_ASCII = 'A-Za-z0-9_';
 
 interface ClassParts {
@@ -28,6 +31,11 @@ export interface CompiledPy {
   source: string;
   flags: string;
   groups: number;
+  /**
+   * The same pattern anchored at one position and required to consume at least one character
+   * (Python's "must advance" search after an empty match). Its group 1 is an added capture.
+   */
+  nonEmptySource: string;
 }
 
 const cache = new Map<string, CompiledPy>();
@@ -38,10 +46,17 @@ export function translatePy(pattern: string, flags: PyFlags = {}): CompiledPy {
   const key = `${flags.ignoreCase ? 'i' : ''}${flags.multiline ? 'm' : ''}${flags.dotAll ? 's' : ''}${flags.verbose ? 'x' : ''}\u0000${pattern}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const compiled = new Translator(pattern, flags).run();
+  const main = new Translator(pattern, flags).run();
+  const shifted = new Translator(pattern, flags, 1).run();
+  const compiled: CompiledPy = {
+    ...main,
+    // At the start, capture the rest of the input; at the end, the rest must differ from it.
+    nonEmptySource: `(?=([\\s\\S]*))(?:${shifted.source})(?!\\1(?![\\s\\S]))`,
+  };
   try {
     // Validate now, so that callers see one kind of error.
     new RegExp(compiled.source, compiled.flags);
+    new RegExp(compiled.nonEmptySource, compiled.flags);
   } catch (e) {
     throw new PyError('re.error', (e as Error).message);
   }
@@ -55,17 +70,72 @@ export function pyRegExp(pattern: string, flags: PyFlags = {}, global = false): 
   return new RegExp(c.source, c.flags + (global ? 'g' : ''));
 }
 
+function midPair(s: string, i: number): boolean {
+  if (i <= 0 || i >= s.length) return false;
+  const a = s.charCodeAt(i - 1);
+  const b = s.charCodeAt(i);
+  return a >= 0xd800 && a <= 0xdbff && b >= 0xdc00 && b <= 0xdfff;
+}
+
 /** `re.search(pattern, s, flags) is not None` */
 export function pySearch(pattern: string, s: string, flags: PyFlags = {}): boolean {
-  return pyRegExp(pattern, flags).test(s);
+  const c = translatePy(pattern, flags);
+  const first = pyMatches(c, s).next();
+  return !first.done;
+}
+
+/**
+ * The matches `re.finditer` yields: like Python 3.7+, an empty match may follow a non-empty one at
+ * the same position, and after an empty match the next match may start at the same position if it
+ * is non-empty (JavaScript's iteration would skip ahead one character instead).
+ */
+function* pyMatches(c: CompiledPy, s: string): Generator<RegExpExecArray> {
+  const re = new RegExp(c.source, `${c.flags}g`);
+  let nonEmpty: RegExp | null = null;
+  let pos = 0;
+  let mustAdvance = false;
+  while (pos <= s.length) {
+    let m: RegExpExecArray | null = null;
+    if (mustAdvance) {
+      nonEmpty ??= new RegExp(c.nonEmptySource, `${c.flags}y`);
+      nonEmpty.lastIndex = pos;
+      const n = nonEmpty.exec(s);
+      if (n) {
+        // Drop the added group 1, keeping index and named groups.
+        const fixed = [n[0], ...n.slice(2)] as unknown as RegExpExecArray;
+        fixed.index = n.index;
+        fixed.groups = n.groups;
+        m = fixed;
+      } else {
+        const code = s.charCodeAt(pos);
+        pos += code >= 0xd800 && code <= 0xdbff && pos + 1 < s.length ? 2 : 1;
+        if (pos > s.length) return;
+      }
+    }
+    if (!m) {
+      re.lastIndex = pos;
+      m = re.exec(s);
+    }
+    if (!m) return;
+    if (midPair(s, m.index)) {
+      // V8 lets zero-width lookbehinds match between the halves of a surrogate pair; Python
+      // positions are code points, so no match starts there.
+      pos = m.index + 1;
+      mustAdvance = false;
+      continue;
+    }
+    yield m;
+    const end = m.index + m[0].length;
+    mustAdvance = end === m.index;
+    pos = end;
+  }
 }
 
 /** `re.findall(pattern, s, flags)` (group 1 when one group, tuples when several). */
 export function pyFindall(pattern: string, s: string, flags: PyFlags = {}): (string | string[])[] {
   const c = translatePy(pattern, flags);
-  const re = new RegExp(c.source, c.flags + 'g');
   const out: (string | string[])[] = [];
-  for (const m of s.matchAll(re)) {
+  for (const m of pyMatches(c, s)) {
     if (c.groups === 0) out.push(m[0]);
     else if (c.groups === 1) out.push(m[1] ?? '');
     else out.push(m.slice(1, c.groups + 1).map((g) => g ?? ''));
@@ -76,9 +146,8 @@ export function pyFindall(pattern: string, s: string, flags: PyFlags = {}): (str
 /** `len(re.findall(pattern, s, flags))` */
 export function pyCount(pattern: string, s: string, flags: PyFlags = {}): number {
   const c = translatePy(pattern, flags);
-  const re = new RegExp(c.source, c.flags + 'g');
   let n = 0;
-  for (const _ of s.matchAll(re)) n++;
+  for (const _ of pyMatches(c, s)) n++;
   return n;
 }
 
@@ -93,6 +162,10 @@ class Translator {
   private i = 0;
   private out = '';
   private groups = 0;
+  /** What the last emitted item was, for quantifier checks; and where it starts in `out`. */
+  private last: 'none' | 'atom' | 'assert' | 'lookaround' | 'quantifier' = 'none';
+  private lastStart = 0;
+  private readonly stack: { start: number; look: boolean; num?: number }[] = [];
   private ignoreCase: boolean;
   private multiline: boolean;
   private dotAll: boolean;
@@ -102,6 +175,8 @@ class Translator {
   constructor(
     private readonly p: string,
     flags: PyFlags,
+    /** Added to backreference numbers (a wrapper adds capture groups in front). */
+    private readonly groupOffset = 0,
   ) {
     this.ignoreCase = !!flags.ignoreCase;
     this.multiline = !!flags.multiline;
@@ -117,7 +192,7 @@ class Translator {
     return this.ascii ? W_ITEMS_ASCII : W_ITEMS;
   }
 
-  run(): CompiledPy {
+  run(): { source: string; flags: string; groups: number } {
     this.readGlobalFlags();
     const p = this.p;
     while (this.i < p.length) {
@@ -130,57 +205,100 @@ class Translator {
         while (this.i < p.length && p[this.i] !== '\n') this.i++;
         continue;
       }
+      const start = this.out.length;
       switch (c) {
-        case '\\':
+        case '\\': {
+          const e = p[this.i + 1];
           this.out += this.escapeOutside();
+          this.mark(e !== undefined && 'bBAZ'.includes(e) ? 'assert' : 'atom', start);
           break;
+        }
         case '[':
           this.out += this.charClass();
+          this.mark('atom', start);
           break;
         case '(':
           this.group();
           break;
+        case ')':
+          this.closeGroup();
+          break;
+        case '|':
+          this.out += '|';
+          this.i++;
+          this.last = 'none';
+          break;
         case '.':
           this.out += this.dotAll ? '[\\s\\S]' : '[^\\n]';
           this.i++;
+          this.mark('atom', start);
           break;
         case '^':
           this.out += this.multiline ? '(?<![^\\n])' : '(?<![\\s\\S])';
           this.i++;
+          this.mark('assert', start);
           break;
         case '$':
           this.out += this.multiline ? '(?=\\n|(?![\\s\\S]))' : '(?=\\n?(?![\\s\\S]))';
           this.i++;
+          this.mark('assert', start);
           break;
         case '{':
-          this.brace();
+          this.brace(start);
           break;
         case '}':
           this.out += '\\}';
           this.i++;
+          this.mark('atom', start);
           break;
         case ']':
           this.out += '\\]';
           this.i++;
+          this.mark('atom', start);
           break;
         case '*':
         case '+':
         case '?':
-          this.out += c;
+          this.quantifier(c);
           this.i++;
           this.afterQuantifier();
           break;
         default: {
           const cp = p.codePointAt(this.i)!;
           const ch = String.fromCodePoint(cp);
-          this.out += ch === '/' ? '\\/' : ch;
+          this.out += this.ignoreCase && TURKISH_I.includes(ch) ? `[${TURKISH_I}]` : ch === '/' ? '\\/' : ch;
           this.i += ch.length;
+          this.mark('atom', start);
         }
       }
     }
+    if (this.stack.length > 0) this.fail('missing ), unterminated subpattern');
     let flags = 'u';
     if (this.ignoreCase) flags += 'i';
     return { source: this.out, flags, groups: this.groups };
+  }
+
+  private mark(kind: 'atom' | 'assert' | 'lookaround', start: number): void {
+    this.last = kind;
+    this.lastStart = start;
+  }
+
+  /** Emits a quantifier after checking what it repeats, as Python's parser does. */
+  private quantifier(q: string): void {
+    if (this.last === 'none' || this.last === 'assert') this.fail('nothing to repeat');
+    if (this.last === 'quantifier') this.fail('multiple repeat');
+    // Python repeats lookarounds; V8 (unicode mode) only repeats them inside a group.
+    if (this.last === 'lookaround') this.out = `${this.out.slice(0, this.lastStart)}(?:${this.out.slice(this.lastStart)})`;
+    this.out += q;
+    this.last = 'quantifier';
+  }
+
+  private closeGroup(): void {
+    const g = this.stack.pop();
+    if (!g) this.fail('unbalanced parenthesis');
+    this.out += ')';
+    this.i++;
+    this.mark(g.look ? 'lookaround' : 'atom', g.start);
   }
 
   private readGlobalFlags(): void {
@@ -211,27 +329,39 @@ class Translator {
     }
   }
 
-  private brace(): void {
+  private brace(start: number): void {
     const m = /^\{(\d*)(,?)(\d*)\}/.exec(this.p.slice(this.i));
     if (m && (m[1] !== '' || (m[2] === ',' && m[3] !== ''))) {
       const lo = m[1] === '' ? '0' : m[1];
-      this.out += m[2] ? `{${lo},${m[3]}}` : `{${lo}}`;
+      if (m[2] && m[3] !== '' && Number(m[3]) < Number(lo)) this.fail('min repeat greater than max repeat');
+      this.quantifier(m[2] ? `{${lo},${m[3]}}` : `{${lo}}`);
       this.i += m[0].length;
       this.afterQuantifier();
       return;
     }
     this.out += '\\{';
     this.i++;
+    this.mark('atom', start);
   }
 
   private group(): void {
     const rest = this.p.slice(this.i);
+    const start = this.out.length;
+    if (rest.startsWith('(?#')) {
+      // A comment: what follows applies to the item before it.
+      const end = this.p.indexOf(')', this.i);
+      if (end < 0) this.fail('missing ), unterminated comment');
+      this.i = end + 1;
+      return;
+    }
+    this.last = 'none';
     if (rest.startsWith('(?P<')) {
       const m = /^\(\?P<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
       if (!m) this.fail('bad character in group name');
       this.groups++;
       this.out += `(?<${m[1]}>`;
       this.i += m[0].length;
+      this.stack.push({ start, look: false, num: this.groups });
       return;
     }
     if (rest.startsWith('(?P=')) {
@@ -239,18 +369,14 @@ class Translator {
       if (!m) this.fail('bad character in group name');
       this.out += `\\k<${m[1]}>`;
       this.i += m[0].length;
-      return;
-    }
-    if (rest.startsWith('(?#')) {
-      const end = this.p.indexOf(')', this.i);
-      if (end < 0) this.fail('missing ), unterminated comment');
-      this.i = end + 1;
+      this.mark('atom', start);
       return;
     }
     for (const pre of ['(?:', '(?=', '(?!', '(?<=', '(?<!']) {
       if (rest.startsWith(pre)) {
         this.out += pre;
         this.i += pre.length;
+        this.stack.push({ start, look: pre !== '(?:' });
         return;
       }
     }
@@ -261,6 +387,7 @@ class Translator {
     this.groups++;
     this.out += '(';
     this.i++;
+    this.stack.push({ start, look: false, num: this.groups });
   }
 
   /** Escape outside a character class. */
@@ -277,7 +404,8 @@ class Translator {
       s: this.ascii ? '[\\t-\\r ]' : `[${PY_WS_CLASS}]`,
       S: this.ascii ? '[^\\t-\\r ]' : `[^${PY_WS_CLASS}]`,
       b: `(?:(?<=[${w}])(?![${w}])|(?<![${w}])(?=[${w}]))`,
-      B: `(?:(?<=[${w}])(?=[${w}])|(?<![${w}])(?![${w}]))`,
+      // Python's \B never matches in an empty string.
+      B: `(?:(?<=[${w}])(?=[${w}])|(?<![${w}])(?![${w}])(?:(?<=[\\s\\S])|(?=[\\s\\S])))`,
       A: '(?<![\\s\\S])',
       Z: '(?![\\s\\S])',
     };
@@ -295,11 +423,12 @@ class Translator {
       const r = /^\\(\d\d?)/.exec(p.slice(this.i))!;
       const n = parseInt(r[1]!, 10);
       if (n > this.groups) this.fail('invalid group reference');
+      if (this.stack.some((g) => g.num === n)) this.fail('cannot refer to an open group');
       this.i += r[0].length;
-      return `(?:\\${n})`;
+      return `(?:\\${n + this.groupOffset})`;
     }
     const ch = this.commonEscape();
-    return literal(ch);
+    return this.ignoreCase && TURKISH_I.includes(ch) ? `[${TURKISH_I}]` : literal(ch);
   }
 
   /** Escapes with the same meaning in and out of classes; returns the literal character. */
@@ -345,6 +474,7 @@ class Translator {
     let first = true;
     type Item = { kind: 'char'; ch: string } | { kind: 'set' };
     let prev: Item | null = null;
+    let coversI = false;
     const w = this.w;
     for (;;) {
       if (this.i >= p.length) this.fail('unterminated character set');
@@ -360,14 +490,18 @@ class Translator {
         const before = parts.items.length;
         const hi = this.classAtom(parts, w);
         if (hi.kind !== 'char') this.fail('bad character range');
-        const lo = prev.ch;
-        if (lo.codePointAt(0)! > hi.ch.codePointAt(0)!) this.fail('bad character range');
+        const lo = prev.ch.codePointAt(0)!;
+        const hiCp = hi.ch.codePointAt(0)!;
+        if (lo > hiCp) this.fail('bad character range');
         parts.items = `${parts.items.slice(0, before)}-${classLiteral(hi.ch)}`;
+        for (const ch of TURKISH_I) if (ch.codePointAt(0)! >= lo && ch.codePointAt(0)! <= hiCp) coversI = true;
         prev = null;
         continue;
       }
       prev = this.classAtom(parts, w);
+      if (prev.kind === 'char' && TURKISH_I.includes(prev.ch)) coversI = true;
     }
+    if (this.ignoreCase && coversI) parts.items += TURKISH_I;
     if (parts.negated.length === 0) {
       if (parts.items === '') return negate ? '[\\s\\S]' : '[]';
       return `[${negate ? '^' : ''}${parts.items}]`;

@@ -198,6 +198,27 @@ describe('Python re patterns on V8', () => {
     expect(() => translatePy('(a')).toThrow();
   });
 
+  it('iterates empty matches like Python 3.7+ (a non-empty match may start where an empty one was)', () => {
+    expect(pyCount('a*?', 'baa')).toBe(6);
+    expect(pyFindall('|b', 'ab')).toEqual(['', '', 'b', '']);
+    expect(pyCount('', 'abc')).toBe(4);
+    expect(pyCount('^', 'a😀\nb', { multiline: true })).toBe(2);
+  });
+
+  it('treats the Turkish i letters as Python IGNORECASE does', () => {
+    expect(pySearch('istanbul', 'İSTANBUL', { ignoreCase: true })).toBe(true);
+    expect(pyCount('[a-z]', 'ıİ', { ignoreCase: true })).toBe(2);
+    expect(pyCount('[a-z]', 'ıİ')).toBe(0);
+  });
+
+  it('follows Python on repeats: assertions cannot repeat, lookarounds and comments can', () => {
+    expect(() => translatePy('\\b+')).toThrow(/nothing to repeat/);
+    expect(() => translatePy('^*')).toThrow(/nothing to repeat/);
+    expect(pyCount('(?=a)*b', 'ab b')).toBe(2);
+    expect(pyCount('a(?#note)+', 'aaa')).toBe(1);
+    expect(() => translatePy('(a\\1)')).toThrow(/open group/);
+  });
+
   it('counts re.split pieces including captured groups', () => {
     expect(pySplitCount('\\s?Section\\s?\\d+\\s?', 'Section 1 a Section 2 b')).toBe(3);
     expect(pySplitCount('(Section) (\\d)', 'x Section 1 y')).toBe(4);
