@@ -243,14 +243,15 @@ function replaceNonFiniteOutsideStrings(text: string): string {
       i = j + 1;
       continue;
     }
+    // `null` stands in for the value; like the original word it is invalid next to digits or a sign.
     if (text.startsWith('-Infinity', i)) {
-      out += '0';
+      out += 'null';
       i += 9;
     } else if (text.startsWith('Infinity', i)) {
-      out += '0';
+      out += 'null';
       i += 8;
     } else if (text.startsWith('NaN', i)) {
-      out += '0';
+      out += 'null';
       i += 3;
     } else {
       out += c;

@@ -160,6 +160,8 @@ describe('Python string semantics', () => {
 
   it('json.loads accepts NaN/Infinity but not single quotes or trailing data', () => {
     expect(pyJsonLoads('[NaN, -Infinity, "NaN"]')).toBe(true);
+    expect(pyJsonLoads('[-NaN]')).toBe(false);
+    expect(pyJsonLoads('1Infinity')).toBe(false);
     expect(pyJsonLoads("{'a': 1}")).toBe(false);
     expect(pyJsonLoads('{} {}')).toBe(false);
     expect(pyJsonLoads('['.repeat(5000) + ']'.repeat(5000))).toBe(false);
