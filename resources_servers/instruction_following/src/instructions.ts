@@ -5,6 +5,7 @@
 import { detect, LangDetectException } from './langdetect.js';
 import type { PunktSentenceTokenizer } from './punkt.js';
 import {
+  PY_WS_CLASS,
   PyError,
   pyEq,
   pyIndex,
@@ -59,7 +60,7 @@ const POSTSCRIPT_MARKERS = ['P.S.', 'P.P.S'];
 const SECTION_SPLITTERS = ['Section', 'SECTION'];
 const CONSTRAINED_RESPONSES = ['My answer is yes.', 'My answer is no.', 'My answer is maybe.'];
 const ASCII_LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
-const I = { ignoreCase: true };
+const IGNORECASE = { ignoreCase: true };
 
 /** The relation kwarg: None → deterministic draw; anything not in the two relations → ValueError. */
 function relationArg(v: unknown, rng: Rng): string {
@@ -110,15 +111,17 @@ function countPieces(pieces: string[]): number | null {
   return n;
 }
 
-const STARS_SPLIT = /[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]?\*\*\*[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]?/u;
-const NON_WORD_NON_SPACE = /[^\p{L}\p{N}_\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/gu;
+/** `re.split(r"\s?\*\*\*\s?", value)` */
+const STARS_SPLIT = new RegExp(`[${PY_WS_CLASS}]?\\*\\*\\*[${PY_WS_CLASS}]?`, 'u');
+/** `[^\w\s]` (Unicode) */
+const NON_WORD_NON_SPACE = new RegExp(`[^\\p{L}\\p{N}_${PY_WS_CLASS}]`, 'gu');
 
 function firstCodePoint(s: string): string {
   const cp = s.codePointAt(0);
   return cp === undefined ? '' : String.fromCodePoint(cp);
 }
 
-const none: readonly string[] = [];
+const NO_KWARGS: readonly string[] = [];
 
 export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'keywords:existence': {
@@ -128,7 +131,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       return (value) => {
         for (const k of words) {
           if (typeof k !== 'string') throw new PyError('TypeError', 'first argument must be string or compiled pattern');
-          if (!pySearch(k, value, I)) return false;
+          if (!pySearch(k, value, IGNORECASE)) return false;
         }
         return true;
       };
@@ -145,7 +148,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       return (value) => {
         for (const w of words) {
           if (typeof w !== 'string') throw new PyError('TypeError', 'can only concatenate str to str');
-          if (pySearch(`\\b${w}\\b`, value, I)) return false;
+          if (pySearch(`\\b${w}\\b`, value, IGNORECASE)) return false;
         }
         return true;
       };
@@ -259,7 +262,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'detectable_format:constrained_response': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       const v = pyStrip(value);
       return CONSTRAINED_RESPONSES.some((r) => v.includes(r));
@@ -295,7 +298,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'detectable_format:json_format': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       let v = pyStrip(value);
       for (const prefix of ['```json', '```Json', '```JSON', '```']) if (v.startsWith(prefix)) v = v.slice(prefix.length);
@@ -304,7 +307,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'detectable_format:title': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       for (const t of pyFindall('<<[^\\n]+>>', value)) {
         if (pyStrip(pyRstrip(pyLstrip(t as string, '<'), '>'))) return true;
@@ -313,7 +316,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'combination:two_responses': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       const parts = value.split('******');
       const valid: string[] = [];
@@ -356,19 +359,19 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'change_case:english_capital': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value, tools) => englishCase(value, pyIsUpper, tools),
   },
   'change_case:english_lowercase': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value, tools) => englishCase(value, pyIsLower, tools),
   },
   'punctuation:no_comma': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => !value.includes(','),
   },
   'startend:quotation': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       const v = pyStrip(value);
       return pyLen(v) > 1 && v.startsWith('"') && v.endsWith('"');
@@ -423,7 +426,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'detectable_format:sentence_hyphens': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       const gold = splitIntoSentences(value.replaceAll('-', ' '));
       const parts = value.split('-');
@@ -436,7 +439,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'keywords:no_adjacent_consecutive': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       const words = pySplit(value);
       for (let i = 0; i + 1 < words.length; i++) {
@@ -449,14 +452,14 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'detectable_format:square_brackets': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => pySplit(value).every((w) => w.startsWith('[') && w.endsWith(']')),
   },
   'keywords:word_once': {
     kwargs: ['keyword'],
     build: (kw, rng) => {
       const keyword = keywordArg(kw.keyword, rng, 'keyword');
-      return (value) => pyCount(keyword, value, I) === 1;
+      return (value) => pyCount(keyword, value, IGNORECASE) === 1;
     },
   },
   'keywords:word_count_different_numbers': {
@@ -473,11 +476,11 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'paragraphs:paragraphs': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => countPieces(value.split(STARS_SPLIT)) === 2,
   },
   'paragraphs:paragraphs2': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => countPieces(value.split('\n\n')) === 2,
   },
   'first_word:first_word_sent': {
@@ -538,7 +541,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'detectable_format:bigram_wrapping': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => {
       const words = pySplit(value);
       for (let i = 0; i < words.length - 1; i += 2) {
@@ -565,11 +568,11 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'punctuation:punctuation_dot': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => !value.includes('.'),
   },
   'punctuation:punctuation_exclamation': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => !value.includes('!'),
   },
   'count:lowercase_counting': {
@@ -621,7 +624,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'count:count_unique': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value, tools) => {
       const words = wordTokenize(tools.punkt, value);
       return new Set(words).size === words.length;
@@ -636,11 +639,11 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       }
       const k1 = pyStrip(pyStr(kw.keyword1, 'keyword1'));
       const k2 = pyStrip(pyStr(kw.keyword2, 'keyword2'));
-      return (value) => pyCount(k1, value, I) === 1 && pyCount(k2, value, I) === 2;
+      return (value) => pyCount(k1, value, IGNORECASE) === 1 && pyCount(k2, value, IGNORECASE) === 2;
     },
   },
   'keywords:palindrome': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value) => pySplit(value).some((w) => w === Array.from(w).reverse().join('')),
   },
   'keywords:keyword_specific_position': {
@@ -662,7 +665,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     },
   },
   'keywords:start_end': {
-    kwargs: none,
+    kwargs: NO_KWARGS,
     build: () => (value, tools) => {
       const words = wordTokenize(tools.punkt, value);
       if (words.length < 2) return false;
@@ -691,7 +694,7 @@ function frequencyCheck(kw: Record<string, unknown>, rng: Rng): Check {
   const keyword = keywordArg(kw.keyword, rng, 'keyword');
   const n = countArg(kw.frequency, rng, 1, 3);
   const relation = relationArg(kw.relation, rng);
-  return (value) => compare(pyCount(keyword, value, I), relation, n);
+  return (value) => compare(pyCount(keyword, value, IGNORECASE), relation, n);
 }
 
 function letterFrequencyCheck(kw: Record<string, unknown>, rng: Rng): Check {
