@@ -115,6 +115,16 @@ describe.skipIf(!dataDir)('instruction_following server', () => {
     expect(r.body.reward).toBe(0);
   });
 
+  it('accepts every row of data/example.jsonl as a run request', async () => {
+    const rows = readJsonl(new URL('../data/example.jsonl', import.meta.url).pathname);
+    expect(rows.length).toBe(5);
+    for (const row of rows) {
+      const { status, body } = await verify({ ...row, response: message('a short answer') });
+      expect(status).toBe(200);
+      expect((body.follow_instruction_list as boolean[]).length).toBe((row.instruction_id_list as unknown[]).length);
+    }
+  });
+
   it('answers 422 with the field location for a malformed request', async () => {
     const bad = request(['punctuation:no_comma'], 'p', [{}], 'x') as Record<string, unknown>;
     delete bad.kwargs;
