@@ -3,9 +3,9 @@
 // A pattern is translated into an equivalent JavaScript RegExp (always with the `u` flag):
 // `\w`, `\d`, `\s`, `\b` get Python's Unicode meaning, `.` excludes only "\n", `^`/`$` follow Python
 // (with and without MULTILINE), `(?P<name>...)`/`(?P=name)`, inline global flags, verbose mode,
-// literal `{`/`}`/`]` and escaped punctuation are accepted. Constructs V8 cannot express
-// (scoped flags, conditionals, atomic groups, possessive quantifiers, \N{...}) raise PyError, as an
-// invalid pattern does in Python.
+// literal `{`/`}`/`]` and escaped punctuation are accepted; atomic groups and possessive
+// quantifiers become a lookahead capture plus backreference. Constructs V8 cannot express (scoped
+// flags, conditionals, \N{...}) raise PyError, as an invalid pattern does in Python.
 
 import { PY_WS_CLASS, PyError } from './py.js';
 
@@ -30,7 +30,10 @@ interface ClassParts {
 export interface CompiledPy {
   source: string;
   flags: string;
+  /** Number of the pattern's own (Python) capture groups. */
   groups: number;
+  /** JavaScript match index of Python group i (at i - 1); helper groups make them differ. */
+  groupIndex: number[];
   /**
    * The same pattern anchored at one position and required to consume at least one character
    * (Python's "must advance" search after an empty match). Its group 1 is an added capture.
@@ -137,8 +140,8 @@ export function pyFindall(pattern: string, s: string, flags: PyFlags = {}): (str
   const out: (string | string[])[] = [];
   for (const m of pyMatches(c, s)) {
     if (c.groups === 0) out.push(m[0]);
-    else if (c.groups === 1) out.push(m[1] ?? '');
-    else out.push(m.slice(1, c.groups + 1).map((g) => g ?? ''));
+    else if (c.groups === 1) out.push(m[c.groupIndex[0]!] ?? '');
+    else out.push(c.groupIndex.map((j) => m[j] ?? ''));
   }
   return out;
 }
@@ -165,7 +168,11 @@ class Translator {
   /** What the last emitted item was, for quantifier checks; and where it starts in `out`. */
   private last: 'none' | 'atom' | 'assert' | 'lookaround' | 'quantifier' = 'none';
   private lastStart = 0;
-  private readonly stack: { start: number; look: boolean; num?: number }[] = [];
+  private readonly stack: { start: number; look: boolean; num?: number; atomic?: number; name?: string }[] = [];
+  private readonly closedNames = new Set<string>();
+  /** Opening positions in `out` of every capture group (Python's and helper ones). */
+  private readonly caps: { pos: number; py?: number }[] = [];
+  private atomics = 0;
   private ignoreCase: boolean;
   private multiline: boolean;
   private dotAll: boolean;
@@ -192,7 +199,7 @@ class Translator {
     return this.ascii ? W_ITEMS_ASCII : W_ITEMS;
   }
 
-  run(): { source: string; flags: string; groups: number } {
+  run(): { source: string; flags: string; groups: number; groupIndex: number[] } {
     this.readGlobalFlags();
     const p = this.p;
     while (this.i < p.length) {
@@ -275,7 +282,27 @@ class Translator {
     if (this.stack.length > 0) this.fail('missing ), unterminated subpattern');
     let flags = 'u';
     if (this.ignoreCase) flags += 'i';
-    return { source: this.out, flags, groups: this.groups };
+    // JavaScript numbers capture groups by position; resolve Python backreferences accordingly.
+    const order = [...this.caps].sort((a, b) => a.pos - b.pos);
+    const groupIndex: number[] = [];
+    order.forEach((c, k) => {
+      if (c.py !== undefined) groupIndex[c.py - 1] = k + 1;
+    });
+    const source = this.out.replace(/\u0001(\d+)\u0001/g, (_m, n: string) => String(groupIndex[Number(n) - 1]! + this.groupOffset));
+    return { source, flags, groups: this.groups, groupIndex };
+  }
+
+  private insertAt(pos: number, text: string): void {
+    this.out = this.out.slice(0, pos) + text + this.out.slice(pos);
+    for (const c of this.caps) if (c.pos >= pos) c.pos += text.length;
+  }
+
+  /** Wraps out[from:] as an atomic group: a lookahead capture, then a backreference to it. */
+  private atomicWrap(from: number): void {
+    const name = `__pyatomic${++this.atomics}`;
+    this.insertAt(from, `(?:(?=(?<${name}>`);
+    this.caps.push({ pos: from + 6 });
+    this.out += `))\\k<${name}>)`;
   }
 
   private mark(kind: 'atom' | 'assert' | 'lookaround', start: number): void {
@@ -288,7 +315,10 @@ class Translator {
     if (this.last === 'none' || this.last === 'assert') this.fail('nothing to repeat');
     if (this.last === 'quantifier') this.fail('multiple repeat');
     // Python repeats lookarounds; V8 (unicode mode) only repeats them inside a group.
-    if (this.last === 'lookaround') this.out = `${this.out.slice(0, this.lastStart)}(?:${this.out.slice(this.lastStart)})`;
+    if (this.last === 'lookaround') {
+      this.insertAt(this.lastStart, '(?:');
+      this.out += ')';
+    }
     this.out += q;
     this.last = 'quantifier';
   }
@@ -296,7 +326,8 @@ class Translator {
   private closeGroup(): void {
     const g = this.stack.pop();
     if (!g) this.fail('unbalanced parenthesis');
-    this.out += ')';
+    this.out += g.atomic !== undefined ? `))\\k<__pyatomic${g.atomic}>)` : ')';
+    if (g.name) this.closedNames.add(g.name);
     this.i++;
     this.mark(g.look ? 'lookaround' : 'atom', g.start);
   }
@@ -325,7 +356,9 @@ class Translator {
       this.out += '?';
       this.i++;
     } else if (n === '+') {
-      this.fail('possessive quantifiers are not supported');
+      // Possessive: X*+ is (?>X*).
+      this.i++;
+      this.atomicWrap(this.lastStart);
     }
   }
 
@@ -359,14 +392,18 @@ class Translator {
       const m = /^\(\?P<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
       if (!m) this.fail('bad character in group name');
       this.groups++;
+      this.caps.push({ pos: this.out.length, py: this.groups });
       this.out += `(?<${m[1]}>`;
       this.i += m[0].length;
-      this.stack.push({ start, look: false, num: this.groups });
+      this.stack.push({ start, look: false, num: this.groups, name: m[1] });
       return;
     }
     if (rest.startsWith('(?P=')) {
       const m = /^\(\?P=([A-Za-z_][A-Za-z0-9_]*)\)/.exec(rest);
       if (!m) this.fail('bad character in group name');
+      if (!this.closedNames.has(m[1]!)) {
+        this.fail(this.stack.some((g) => g.name === m[1]) ? 'cannot refer to an open group' : `unknown group name '${m[1]}'`);
+      }
       this.out += `\\k<${m[1]}>`;
       this.i += m[0].length;
       this.mark('atom', start);
@@ -380,11 +417,20 @@ class Translator {
         return;
       }
     }
+    if (rest.startsWith('(?>')) {
+      const k = ++this.atomics;
+      this.out += `(?:(?=(?<__pyatomic${k}>`;
+      this.caps.push({ pos: start + 6 });
+      this.i += 3;
+      this.stack.push({ start, look: false, atomic: k });
+      return;
+    }
     if (rest.startsWith('(?')) {
       if (/^\(\?[aiLmsux]+\)/.test(rest)) this.fail('global flags not at the start of the expression');
       this.fail('unsupported group construct');
     }
     this.groups++;
+    this.caps.push({ pos: this.out.length, py: this.groups });
     this.out += '(';
     this.i++;
     this.stack.push({ start, look: false, num: this.groups });
@@ -425,7 +471,8 @@ class Translator {
       if (n > this.groups) this.fail('invalid group reference');
       if (this.stack.some((g) => g.num === n)) this.fail('cannot refer to an open group');
       this.i += r[0].length;
-      return `(?:\\${n + this.groupOffset})`;
+      // Resolved to the JavaScript group number at the end (see run()).
+      return `(?:\\\u0001${n}\u0001)`;
     }
     const ch = this.commonEscape();
     return this.ignoreCase && TURKISH_I.includes(ch) ? `[${TURKISH_I}]` : literal(ch);

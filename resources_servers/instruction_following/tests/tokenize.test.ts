@@ -221,6 +221,15 @@ describe('Python re patterns on V8', () => {
     expect(() => translatePy('(a\\1)')).toThrow(/open group/);
   });
 
+  it('supports atomic groups and possessive quantifiers (a keyword like C++)', () => {
+    expect(pySearch('C++', 'I like C++ a lot')).toBe(true);
+    expect(pyCount('C++', 'CCC c C')).toBe(2);
+    expect(pyCount('a*+a', 'aaa')).toBe(0);
+    expect(pyCount('(?>a|ab)c', 'abc')).toBe(0);
+    expect(pyFindall('((a)\\2)++(x)', 'aaaax')).toEqual([['aa', 'a', 'x']]);
+    expect(pyCount('(?>a|ab)?', 'c')).toBe(2);
+  });
+
   it('counts re.split pieces including captured groups', () => {
     expect(pySplitCount('\\s?Section\\s?\\d+\\s?', 'Section 1 a Section 2 b')).toBe(3);
     expect(pySplitCount('(Section) (\\d)', 'x Section 1 y')).toBe(4);
