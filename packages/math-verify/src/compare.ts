@@ -150,6 +150,8 @@ function roundTo(n: Node, places: number): string {
   if (freeSymbols(n).size > 0) throw new MathError('symbolic');
   const v = evalReal(n);
   if (!v.isFinite()) return v.toString();
+  // beyond 60 significant digits there is no fractional part left to round
+  if (v.abs().gte('1e50')) return v.toSignificantDigits(60).toString();
   return v.toDecimalPlaces(places, D.ROUND_HALF_EVEN).toString();
 }
 

@@ -5,7 +5,8 @@ import { Decimal as DecimalLib } from 'decimal.js';
 import { type Node, MathError, isNumber, rational, ratParts, setApproxComplex } from './nodes.js';
 import { setApproxReal } from './latex.js';
 
-export const D = DecimalLib.clone({ precision: 60, rounding: DecimalLib.ROUND_HALF_EVEN, toExpNeg: -9e15, toExpPos: 9e15, minE: -9e15, maxE: 9e15 });
+const CONFIG = { precision: 60, rounding: DecimalLib.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40, minE: -9e15, maxE: 9e15 } as const;
+export const D = DecimalLib.clone(CONFIG);
 export type Dec = InstanceType<typeof D>;
 
 const MAX_INT_BITS = 20000n;
@@ -106,9 +107,24 @@ function pi(): Dec {
 
 /** High-precision real value. Throws for non-real or unsupported parts. */
 export function evalReal(n: Node, env: Map<string, Dec> = new Map()): Dec {
-  const v = evalRealInner(n, env);
-  if (v.isNaN()) throw new NotReal();
-  return v;
+  try {
+    const v = evalRealInner(n, env);
+    if (v.isNaN()) throw new NotReal();
+    return v;
+  } finally {
+    // decimal.js raises its working precision inside sin/exp/ln/...; when such a call throws
+    // (e.g. "precision limit exceeded") the raised value would stick and make later
+    // arithmetic allocate without bound, so the configuration is restored after every evaluation
+    if (D.precision !== CONFIG.precision || D.rounding !== CONFIG.rounding) D.set({ precision: CONFIG.precision, rounding: CONFIG.rounding });
+  }
+}
+
+/** Arguments beyond these magnitudes are not evaluated (sympy would not get a value either in time). */
+const MAX_TRIG_ARG = new DecimalLib('1e15');
+const MAX_EXP_ARG = new DecimalLib('1e9');
+function guardArg(name: string, x: Dec): void {
+  const limit = ['exp', 'sinh', 'cosh', 'tanh'].includes(name) ? MAX_EXP_ARG : MAX_TRIG_ARG;
+  if (x.isFinite() && x.abs().gt(limit)) throw new MathError(`${name} argument too large to evaluate`);
 }
 
 // Trees are never mutated, so closed-form values can be cached per node.
@@ -181,6 +197,7 @@ function evalRealUncached(n: Node, env: Map<string, Dec>): Dec {
       if ((n.name === 'Sum' || n.name === 'Product') && n.args[1]?.t === 'Tuple') return evalSumOrProduct(n, env);
       const args = n.args.map((a) => evalRealInner(a, env));
       const x = args[0]!;
+      guardArg(n.name, x);
       switch (n.name) {
         case 'sin':
           return D.sin(x);
@@ -247,6 +264,7 @@ function evalRealUncached(n: Node, env: Map<string, Dec>): Dec {
         case 'gcd':
         case 'lcm': {
           if (!args.every((a) => a.isInteger())) throw new MathError('gcd');
+          if (args.some((a) => a.abs().gt('1e100'))) throw new MathError('gcd of huge numbers');
           const ints = args.map((a) => BigInt(a.toFixed(0)));
           let g = ints[0]!;
           for (const b of ints.slice(1)) g = n.name === 'gcd' ? gcdB(g, b) : (g * b) / (gcdB(g, b) || 1n);

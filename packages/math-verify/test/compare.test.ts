@@ -106,3 +106,15 @@ describe('string fallbacks', () => {
     expect(verify([' '], [' '])).toBe(false);
   });
 });
+
+describe('evaluation state', () => {
+  it('a failed high-precision evaluation leaves the decimal configuration intact for the next check', async () => {
+    const { D } = await import('../src/numeric.js');
+    const { verifyAnswerWithLibrary } = await import('../src/index.js');
+    // sin of 10^(10^10) makes decimal.js give up with its precision raised; found by fuzzing,
+    // where the following check then tried to allocate hundreds of millions of digits
+    verifyAnswerWithLibrary('\\sin10^{10^{10}}', 'answer: 10^{10^{10}}');
+    expect(D.precision).toBe(60);
+    expect(verifyAnswerWithLibrary('\\\\fracfinal answer is ', '\\log_2\\mathbb{R}\\alpha^\\circ\\)+&\\emptyset\\dfrac and !x]=2\\sqrt[3]{\\}-')).toEqual({ reward: 0, extracted: '2' });
+  });
+});
