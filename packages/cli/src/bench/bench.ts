@@ -7,7 +7,7 @@
  * C: (optional) ng-collect-rollouts peak memory on a large input file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -235,7 +235,14 @@ async function sectionCollector(rows: number): Promise<void> {
     const head = config.head_server as { port: number };
     const bin = join(repoRoot(), 'packages', 'cli', 'bin', 'ng-collect-rollouts.js');
     const started = Date.now();
-    const proc = spawn(process.execPath, [bin, `+head_server.port=${head.port}`, '+agent_name=simple_weather_simple_agent', `+input_jsonl_fpath=${input}`, `+output_jsonl_fpath=${join(dir, 'out.jsonl')}`, '+num_samples_in_parallel=256'], { stdio: ['ignore', 'ignore', 'ignore'] });
+    const argv = [process.execPath, bin, `+head_server.port=${head.port}`, '+agent_name=simple_weather_simple_agent', `+input_jsonl_fpath=${input}`, `+output_jsonl_fpath=${join(dir, 'out.jsonl')}`, '+num_samples_in_parallel=256'];
+    // GNU time reports the exact peak RSS when it is installed; otherwise /proc is sampled.
+    const gnuTime = existsSync('/usr/bin/time');
+    const proc = gnuTime
+      ? spawn('/usr/bin/time', ['-v', ...argv], { stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
+    let timeReport = '';
+    proc.stderr?.on('data', (d: Buffer) => (timeReport += d.toString()));
     let peak = 0;
     const poll = setInterval(() => {
       const v = peakRssMb(proc.pid!);
@@ -245,7 +252,9 @@ async function sectionCollector(rows: number): Promise<void> {
     clearInterval(poll);
     const wall = (Date.now() - started) / 1000;
     console.log(`\n== C. ng-collect-rollouts on ${rows} rows ==`);
-    console.log(`exit ${code}, ${fmt(rows / wall)} rollouts/s, collector peak RSS ${fmt(peak)} MB (sampled every 100 ms)`);
+    const maxRss = /Maximum resident set size \(kbytes\): (\d+)/.exec(timeReport);
+    const peakText = maxRss ? `${fmt(Number(maxRss[1]) / 1024)} MB (GNU time -v)` : `${fmt(peak)} MB (sampled every 100 ms)`;
+    console.log(`exit ${code}, ${fmt(rows / wall)} rollouts/s, collector peak RSS ${peakText}`);
     await fleet.stop();
   } finally {
     stopChild(stub);

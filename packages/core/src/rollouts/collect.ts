@@ -174,7 +174,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     agent_name: opts.agentName ?? null,
     overrides: opts.overrides ?? {},
   };
-  const metrics = new MetricsAccumulator();
+  const metrics = new MetricsAccumulator(numRepeats > 1);
   const done = new Set<string>();
   const key = (t: number, r: number) => `${t}:${r}`;
   if (opts.restart) {

@@ -10,6 +10,9 @@ export class MetricsAccumulator {
   private readonly perAgent = new Map<string, MetricsAccumulator>();
   rows = 0;
 
+  /** `trackTasks`: keep per-task rewards for pass@k (only useful with several rollouts per task). */
+  constructor(private readonly trackTasks = true) {}
+
   add(result: Record<string, unknown>, taskIndex?: number, agent?: string, nested = true): void {
     this.rows++;
     for (const [k, v] of Object.entries(result)) {
@@ -22,14 +25,14 @@ export class MetricsAccumulator {
       this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
     }
     const reward = typeof result.reward === 'number' ? result.reward : typeof result.reward === 'boolean' ? Number(result.reward) : 0;
-    if (taskIndex !== undefined) {
+    if (taskIndex !== undefined && this.trackTasks) {
       const list = this.perTask.get(taskIndex) ?? [];
       list.push(reward);
       this.perTask.set(taskIndex, list);
     }
     if (nested && agent) {
       let acc = this.perAgent.get(agent);
-      if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator()));
+      if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
       acc.add(result, taskIndex, undefined, false);
     }
   }
