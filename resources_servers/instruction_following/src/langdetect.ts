@@ -359,8 +359,25 @@ export function detectLangs(text: string, seed = 0, profilesDir?: string | null)
   return out;
 }
 
-/** `langdetect.detect(text)`; throws LangDetectException when the text has no usable features. */
+let lastDetect: { text: string; dir: string | null; result: string | LangDetectException } | null = null;
+
+/**
+ * `langdetect.detect(text)`; throws LangDetectException when the text has no usable features.
+ * The last answer is kept: several checks of one response ask about the same text.
+ */
 export function detect(text: string, profilesDir?: string | null): string {
-  const langs = detectLangs(text, 0, profilesDir);
-  return langs.length > 0 ? langs[0]!.lang : 'unknown';
+  const dir = profilesDir ?? null;
+  if (!lastDetect || lastDetect.text !== text || lastDetect.dir !== dir) {
+    let result: string | LangDetectException;
+    try {
+      const langs = detectLangs(text, 0, dir);
+      result = langs.length > 0 ? langs[0]!.lang : 'unknown';
+    } catch (e) {
+      if (!(e instanceof LangDetectException)) throw e;
+      result = e;
+    }
+    lastDetect = { text, dir, result };
+  }
+  if (lastDetect.result instanceof LangDetectException) throw lastDetect.result;
+  return lastDetect.result;
 }
