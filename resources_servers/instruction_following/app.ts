@@ -119,7 +119,9 @@ export const server = defineResourcesServer({
         const n = Math.min(body.instruction_id_list.length, body.kwargs.length);
         result = { followList: new Array<boolean>(n).fill(false), errors: [] };
       }
-      for (const err of result.errors) ctx.log.warn(`instruction ${err}`);
+      // Like upstream, say why an instruction counted as not followed (a few per verify at most).
+      for (const err of result.errors.slice(0, 5)) ctx.log.warn(`instruction ${err}`);
+      if (result.errors.length > 5) ctx.log.warn(`... and ${result.errors.length - 5} more instructions with errors`);
       const followAll = result.followList.length > 0 && result.followList.every((x) => x);
       return {
         responses_create_params: body.responses_create_params,
