@@ -54,7 +54,7 @@ function report(mode: string, lat: number[], elapsedMs: number): void {
   report('inline (1 thread)', lat, performance.now() - start);
 }
 
-// worker pool: many checks in flight
+// checker-process pool: many checks in flight
 for (const size of [2, 4]) {
   const v = new MathVerifier({ size, timeoutMs: 10_000 });
   await Promise.all(CASES.map(([e, g]) => v.check(e, g)));
@@ -71,6 +71,6 @@ for (const size of [2, 4]) {
     }
   };
   await Promise.all(Array.from({ length: inFlight }, loop));
-  report(`worker pool size=${size} (${inFlight} in flight)`, lat, performance.now() - start);
+  report(`process pool size=${size} (${inFlight} in flight)`, lat, performance.now() - start);
   await v.close();
 }

@@ -24,7 +24,7 @@ export const MathWithJudgeConfigSchema = ResourcesServerConfigSchema.extend({
   should_use_judge: z.boolean().default(true),
   /** Hard limit for one library check (upstream at HEAD: 10 s). */
   library_verifier_timeout_seconds: z.number().positive().default(10),
-  /** Worker threads running library checks; 0 runs them on the event loop. */
+  /** Checker processes running library checks; 0 runs them on the event loop. */
   library_verifier_workers: z.number().int().min(0).default(2),
 }).superRefine((cfg, ctx) => {
   if (cfg.should_use_judge && !cfg.judge_model_server) {

@@ -1,4 +1,4 @@
-// One-minute fuzz run: random LaTeX answers through the worker pool with a hard time limit.
+// One-minute fuzz run: random LaTeX answers through the checker-process pool with a hard time limit.
 // Run after `pnpm build`: node packages/math-verify/dist/scripts/fuzz.js [seconds] [seed]
 import { MathVerifier } from '../src/index.js';
 import { randomLatex, rng } from './fuzz-input.js';

@@ -1,30 +1,35 @@
-// A small worker-thread pool with a hard time limit per check. A check that overruns its limit
-// has its worker terminated and replaced, and scores as upstream scores a timeout: (0.0, null).
+// A pool of checker processes with a hard time limit per check. A check that overruns its limit
+// has its process killed and replaced, and scores as upstream scores a timeout: (0.0, null).
+// Processes rather than worker threads: a fatal V8 error (or a native crash) in a checker must
+// not take the server down with it.
 
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { verifyAnswerWithLibrary, type LibraryResult } from './verify.js';
 
 export interface MathVerifierOptions {
-  /** Number of worker threads (default 2). 0 runs checks inline on the calling thread. */
+  /** Number of checker processes (default 2). 0 runs checks inline on the calling thread. */
   size?: number;
   /** Hard limit per check in ms (default 10000, as upstream's library_verifier_timeout_seconds). */
   timeoutMs?: number;
-  /** Heap limit of each worker in MB (default 512); a worker that exceeds it is replaced. */
+  /** Heap limit of each checker process in MB (default 512); a checker that exceeds it is replaced. */
   maxMemoryMb?: number;
 }
 
-type Job = { id: number; expected: string; generated: string; resolve: (r: LibraryResult & { timedOut?: boolean }) => void };
-type Slot = { worker: Worker; job: Job | null; timer: NodeJS.Timeout | null; ready: boolean };
+export type CheckResult = LibraryResult & { timedOut?: boolean };
+type Job = { id: number; expected: string; generated: string; resolve: (r: CheckResult) => void };
+type Slot = { child: ChildProcess; job: Job | null; timer: NodeJS.Timeout | null; ready: boolean };
 
-function workerFile(): string | null {
+function checkerFile(): string | null {
   const here = fileURLToPath(import.meta.url);
   if (here.endsWith('.js')) return fileURLToPath(new URL('./worker.js', import.meta.url));
   // running from TypeScript sources (tests): use the compiled file when it exists
   const dist = fileURLToPath(new URL('../dist/src/worker.js', import.meta.url));
   return existsSync(dist) ? dist : null;
 }
+
+const FAILED: LibraryResult = { reward: 0.0, extracted: null };
 
 export class MathVerifier {
   private slots: Slot[] = [];
@@ -40,16 +45,19 @@ export class MathVerifier {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.maxMemoryMb = opts.maxMemoryMb ?? 512;
     const size = opts.size ?? 2;
-    this.file = size > 0 ? workerFile() : null;
+    this.file = size > 0 ? checkerFile() : null;
     this.inline = this.file === null;
     if (!this.inline) for (let i = 0; i < size; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.file!, { resourceLimits: { maxOldGenerationSizeMb: this.maxMemoryMb } });
-    const slot: Slot = { worker, job: null, timer: null, ready: false };
-    worker.unref();
-    worker.on('message', (msg: { id: number; result: LibraryResult; ready?: boolean }) => {
+    const child = fork(this.file!, [], {
+      execArgv: [`--max-old-space-size=${this.maxMemoryMb}`],
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      serialization: 'advanced',
+    });
+    const slot: Slot = { child, job: null, timer: null, ready: false };
+    child.on('message', (msg: { id?: number; result?: LibraryResult; ready?: boolean }) => {
       if (msg.ready) {
         slot.ready = true;
         this.pump();
@@ -57,16 +65,17 @@ export class MathVerifier {
       }
       const job = slot.job;
       if (!job || job.id !== msg.id) return;
-      this.finish(slot, msg.result);
+      this.finish(slot, msg.result ?? FAILED);
     });
-    worker.on('error', () => this.replace(slot, { reward: 0.0, extracted: null }));
-    worker.on('exit', () => {
-      if (slot.job) this.replace(slot, { reward: 0.0, extracted: null });
-    });
+    child.on('error', () => this.replace(slot, FAILED));
+    child.on('exit', () => this.replace(slot, FAILED));
+    // a checker must never keep the server process alive
+    child.unref();
+    (child as unknown as { channel?: { unref(): void } }).channel?.unref();
     return slot;
   }
 
-  private finish(slot: Slot, result: LibraryResult & { timedOut?: boolean }): void {
+  private finish(slot: Slot, result: CheckResult): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
     const job = slot.job;
@@ -75,14 +84,16 @@ export class MathVerifier {
     this.pump();
   }
 
-  private replace(slot: Slot, result: LibraryResult & { timedOut?: boolean }): void {
+  private replace(slot: Slot, result: CheckResult): void {
     const idx = this.slots.indexOf(slot);
+    if (idx < 0) return;
     const job = slot.job;
     slot.job = null;
     if (slot.timer) clearTimeout(slot.timer);
-    slot.worker.removeAllListeners();
-    void slot.worker.terminate();
-    if (idx >= 0 && !this.closed) this.slots[idx] = this.spawn();
+    slot.child.removeAllListeners();
+    slot.child.kill('SIGKILL');
+    if (this.closed) this.slots.splice(idx, 1);
+    else this.slots[idx] = this.spawn();
     job?.resolve(result);
     this.pump();
   }
@@ -92,13 +103,18 @@ export class MathVerifier {
       if (!slot.ready || slot.job || this.queue.length === 0) continue;
       const job = this.queue.shift()!;
       slot.job = job;
-      slot.timer = setTimeout(() => this.replace(slot, { reward: 0.0, extracted: null, timedOut: true }), this.timeoutMs);
-      slot.worker.postMessage({ id: job.id, expected: job.expected, generated: job.generated });
+      slot.timer = setTimeout(() => this.replace(slot, { ...FAILED, timedOut: true }), this.timeoutMs);
+      slot.child.send({ id: job.id, expected: job.expected, generated: job.generated });
     }
   }
 
-  /** Library reward and extracted answer; never rejects (errors and timeouts give (0.0, null)). */
-  check(expected: string, generated: string): Promise<LibraryResult & { timedOut?: boolean }> {
+  /** Process ids of the checker processes (diagnostics). */
+  pids(): number[] {
+    return this.slots.map((s) => s.child.pid).filter((p): p is number => typeof p === 'number');
+  }
+
+  /** Library reward and extracted answer; never rejects while open (errors and timeouts give (0.0, null)). */
+  check(expected: string, generated: string): Promise<CheckResult> {
     if (this.closed) return Promise.reject(new Error('MathVerifier is closed'));
     if (this.inline) return Promise.resolve(verifyAnswerWithLibrary(expected, generated));
     return new Promise((resolve) => {
@@ -109,8 +125,20 @@ export class MathVerifier {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.resolve({ reward: 0.0, extracted: null });
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
-    this.slots = [];
+    for (const job of this.queue.splice(0)) job.resolve(FAILED);
+    const slots = this.slots.splice(0);
+    await Promise.all(
+      slots.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.child.removeAllListeners();
+            s.job?.resolve(FAILED);
+            if (s.timer) clearTimeout(s.timer);
+            if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
+            s.child.once('exit', () => resolve());
+            s.child.kill('SIGKILL');
+          }),
+      ),
+    );
   }
 }

@@ -1,19 +1,22 @@
-// Worker-thread entry: runs library checks off the main event loop.
-import { parentPort } from 'node:worker_threads';
+// Checker process entry: runs library checks for MathVerifier (src/pool.ts) over the IPC channel.
 import { verifyAnswerWithLibrary } from './verify.js';
 
-if (parentPort) {
-  const port = parentPort;
-  port.on('message', (msg: { id: number; expected: string; generated: string }) => {
+type Request = { id: number; expected: string; generated: string };
+
+if (typeof process.send === 'function') {
+  const send = (msg: unknown) => process.send!(msg);
+  process.on('message', (msg: Request) => {
     let result;
     try {
       result = verifyAnswerWithLibrary(msg.expected, msg.generated);
     } catch {
       result = { reward: 0.0, extracted: null };
     }
-    port.postMessage({ id: msg.id, result });
+    send({ id: msg.id, result });
   });
+  // the parent went away: nothing left to do
+  process.on('disconnect', () => process.exit(0));
   // warm up (regex compilation) before reporting ready, so time limits only measure checks
   verifyAnswerWithLibrary('1', '\\boxed{1}');
-  port.postMessage({ ready: true });
+  send({ ready: true });
 }

@@ -6,7 +6,7 @@ import { randomLatex, rng } from '../scripts/fuzz-input.js';
 
 const dist = fileURLToPath(new URL('../dist/src/worker.js', import.meta.url));
 const haveDist = existsSync(dist);
-if (!haveDist) console.log(`skipping worker-thread tests: ${dist} not built (run pnpm build)`);
+if (!haveDist) console.log(`skipping checker-process tests: ${dist} not built (run pnpm build)`);
 
 describe('inline verifier', () => {
   it('size 0 runs checks on the calling thread with the same results', async () => {
@@ -18,7 +18,7 @@ describe('inline verifier', () => {
   });
 });
 
-describe.skipIf(!haveDist)('worker-thread verifier', () => {
+describe.skipIf(!haveDist)('checker-process verifier', () => {
   it('gives the same results as a direct call, in order, under concurrency', async () => {
     const v = new MathVerifier({ size: 2, timeoutMs: 10_000 });
     expect(v.inline).toBe(false);
@@ -38,6 +38,19 @@ describe.skipIf(!haveDist)('worker-thread verifier', () => {
     const v = new MathVerifier({ size: 1, timeoutMs: 300 });
     const slow = await v.check('1', '1 '.repeat(50_000));
     expect(slow).toEqual({ reward: 0, extracted: null, timedOut: true });
+    expect(await v.check('7', '\\boxed{7}')).toEqual({ reward: 1, extracted: '7' });
+    await v.close();
+  });
+
+  it('a checker process that dies mid-check scores (0, null) and is replaced', async () => {
+    const v = new MathVerifier({ size: 1, timeoutMs: 30_000 });
+    await v.check('1', '1');
+    const [pid] = v.pids();
+    const pending = v.check('1', '1 '.repeat(50_000));
+    await new Promise((r) => setTimeout(r, 200));
+    process.kill(pid!, 'SIGKILL');
+    expect(await pending).toEqual({ reward: 0, extracted: null });
+    expect(v.pids()[0]).not.toBe(pid);
     expect(await v.check('7', '\\boxed{7}')).toEqual({ reward: 1, extracted: '7' });
     await v.close();
   });
