@@ -36,6 +36,8 @@ export class MathVerifier {
   private queue: Job[] = [];
   private nextId = 1;
   private closed = false;
+  /** Holds the event loop open while checks are queued or running (the checkers themselves are unref'd). */
+  private keepAlive: NodeJS.Timeout | null = null;
   readonly timeoutMs: number;
   readonly maxMemoryMb: number;
   readonly inline: boolean;
@@ -99,6 +101,11 @@ export class MathVerifier {
   }
 
   private pump(): void {
+    const busy = this.queue.length > 0 || this.slots.some((s) => s.job);
+    if (!busy && this.keepAlive) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = null;
+    }
     for (const slot of this.slots) {
       if (!slot.ready || slot.job || this.queue.length === 0) continue;
       const job = this.queue.shift()!;
@@ -119,12 +126,15 @@ export class MathVerifier {
     if (this.inline) return Promise.resolve(verifyAnswerWithLibrary(expected, generated));
     return new Promise((resolve) => {
       this.queue.push({ id: this.nextId++, expected, generated, resolve });
+      this.keepAlive ??= setInterval(() => {}, 1 << 30);
       this.pump();
     });
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = null;
     for (const job of this.queue.splice(0)) job.resolve(FAILED);
     const slots = this.slots.splice(0);
     await Promise.all(
@@ -136,6 +146,7 @@ export class MathVerifier {
             if (s.timer) clearTimeout(s.timer);
             if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
             s.child.once('exit', () => resolve());
+            s.child.ref(); // wait for the exit even though checkers are normally unref'd
             s.child.kill('SIGKILL');
           }),
       ),

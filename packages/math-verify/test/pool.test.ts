@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { MathVerifier, verifyAnswerWithLibrary } from '../src/index.js';
 import { randomLatex, rng } from '../scripts/fuzz-input.js';
@@ -53,6 +54,20 @@ describe.skipIf(!haveDist)('checker-process verifier', () => {
     expect(v.pids()[0]).not.toBe(pid);
     expect(await v.check('7', '\\boxed{7}')).toEqual({ reward: 1, extracted: '7' });
     await v.close();
+  });
+
+  it('a script using the pool finishes its checks, closes and exits on its own', () => {
+    const index = fileURLToPath(new URL('../dist/src/index.js', import.meta.url));
+    const script = `
+      import { MathVerifier } from ${JSON.stringify(index)};
+      const v = new MathVerifier({ size: 2 });
+      const r = await Promise.all([v.check('2', '\\\\boxed{2}'), v.check('3', '4')]);
+      await v.close();
+      console.log(JSON.stringify(r));
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([{ reward: 1, extracted: '2' }, { reward: 0, extracted: '4' }]);
   });
 
   it('fuzz: random LaTeX for a bounded time never hangs or crashes', async () => {
