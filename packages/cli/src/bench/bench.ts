@@ -262,6 +262,22 @@ async function sectionCollector(rows: number): Promise<void> {
   }
 }
 
+/** D-F: the component benchmarks that live beside their packages, run as they are documented. */
+async function sectionExtras(): Promise<void> {
+  const root = repoRoot();
+  const runs: [string, string, string[]][] = [
+    ['D. vllm_model overhead per call vs calling the stub directly', 'responses_api_models/vllm_model/dist/bench.js', ['--rounds', '3']],
+    ['E. instruction_following verify at 256 concurrent requests', 'resources_servers/instruction_following/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
+    ['F. math-verify answer checks', 'packages/math-verify/dist/bench.js', ['5']],
+  ];
+  for (const [title, script, args] of runs) {
+    console.log(`\n== ${title} ==`);
+    const proc = spawn(process.execPath, [join(root, script), ...args], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    const code = await new Promise<number | null>((r) => proc.once('exit', r));
+    if (code !== 0) console.log(`(${script} exited with ${code})`);
+  }
+}
+
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: 'Measure rollout throughput, latency, CPU and memory against a bare node:http chain',
@@ -272,6 +288,7 @@ export const benchCommand: CommandSpec = {
     { name: 'inflight', type: 'int', description: 'rollouts held in flight in section B (default 16000; 0 skips)' },
     { name: 'inflight_delay_ms', type: 'int', description: 'stub delay in section B (default 2000)' },
     { name: 'collector_rows', type: 'int', description: 'input rows for section C (default 0 = skip; e.g. 200000)' },
+    { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F: vllm_model overhead, instruction_following verify, math-verify (default true)' },
   ],
   main: async (config) => {
     const n = num(config, 'rollouts', 10000);
@@ -282,6 +299,7 @@ export const benchCommand: CommandSpec = {
     if (inflight > 0) await sectionInFlight(inflight, num(config, 'inflight_delay_ms', 2000));
     const rows = num(config, 'collector_rows', 0);
     if (rows > 0) await sectionCollector(rows);
+    if (config.extras !== false) await sectionExtras();
     return 0;
   },
 };

@@ -187,19 +187,37 @@ export function defineServer<CS extends z.ZodType, S>(
     // Session: read ours, create one if absent, and always send it back.
     app.decorateRequest('ngSessionId', '');
     app.decorateRequest('ngExtraCookies', null);
-    app.addHook('onRequest', async (request) => {
+    // Signing is the same for every response of a session: remember the signed value.
+    const signed = new Map<string, string>();
+    const sign = (id: string) => {
+      let v = signed.get(id);
+      if (v === undefined) {
+        if (signed.size >= 100_000) signed.clear();
+        v = encodeSession(id, secret);
+        signed.set(id, v);
+      }
+      return v;
+    };
+    app.addHook('onRequest', (request, _reply, done) => {
       const cookies = parseCookieHeader(request.headers.cookie);
-      const id = decodeSession(cookies[cookieName], secret) ?? newSessionId();
-      (request as unknown as { ngSessionId: string }).ngSessionId = id;
+      const value = cookies[cookieName];
+      let id: string | null = null;
+      if (value !== undefined) {
+        const dot = value.lastIndexOf('.');
+        const candidate = dot > 0 ? value.slice(0, dot) : '';
+        id = signed.get(candidate) === value ? candidate : decodeSession(value, secret);
+      }
+      (request as unknown as { ngSessionId: string }).ngSessionId = id ?? newSessionId();
+      done();
     });
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       const id = (request as unknown as { ngSessionId: string }).ngSessionId;
       const extra = (request as unknown as { ngExtraCookies: Record<string, string> | null }).ngExtraCookies;
       const headers: string[] = [];
       if (extra) for (const [k, v] of Object.entries(extra)) if (k !== cookieName) headers.push(formatSetCookie(k, v));
-      if (id) headers.push(formatSetCookie(cookieName, encodeSession(id, secret)));
+      if (id) headers.push(formatSetCookie(cookieName, sign(id)));
       if (headers.length) void reply.header('set-cookie', headers);
-      return payload;
+      done(null, payload);
     });
 
     app.get('/', async () => ({ status: 'ok' }));
