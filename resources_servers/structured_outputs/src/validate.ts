@@ -8,8 +8,16 @@
  */
 import Ajv2020Import from 'ajv/dist/2020.js';
 import type { AnySchema, ValidateFunction } from 'ajv';
-import { pyJsonLoads } from './pyjson.js';
-import { PyRegex, PyRegexError, PyRegexUnsupportedError } from '@nemo-gym/core';
+import { PyRegex, PyRegexError, PyRegexUnsupportedError, pyJsonLoads as pyJsonLoadsLossless, toPlain } from '@nemo-gym/core';
+
+/** Python `json.loads`: JSON.parse, and the core's Python-grammar parser (NaN, Infinity) when JSON.parse refuses. */
+function pyJsonLoads(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return toPlain(pyJsonLoadsLossless(text));
+  }
+}
 
 // ajv ships CommonJS: module.exports is the class, which also carries itself as `.default`
 const Ajv2020 = Ajv2020Import.default;
