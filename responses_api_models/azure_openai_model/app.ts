@@ -15,7 +15,7 @@ import {
   chatCompletionToResponse,
   checkBackendAnswer,
   responsesToChatParams,
-  sendBackendError,
+  backendErrorAnswer,
   startIfMain,
   defineModelServer,
 } from '@nemo-gym/core';
@@ -64,7 +64,7 @@ export const server = defineModelServer({
           ctx.state.client.chat.completions.create({ ...chatParams, model: cfg.openai_model } as never),
         );
       } catch (err) {
-        return sendBackendError(ctx.reply, err, url, cfg.openai_api_key);
+        return backendErrorAnswer(err, url, cfg.openai_api_key);
       }
       const completion = checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
       if (completion.choices.length === 0) throw new HttpError(502, `the model backend at ${url} returned no choices`);
@@ -82,7 +82,7 @@ export const server = defineModelServer({
           ctx.state.client.chat.completions.create({ ...body, model: cfg.openai_model } as never),
         );
       } catch (err) {
-        return sendBackendError(ctx.reply, err, url, cfg.openai_api_key);
+        return backendErrorAnswer(err, url, cfg.openai_api_key);
       }
       return checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
     },

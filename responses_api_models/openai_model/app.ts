@@ -13,7 +13,7 @@ import {
   ResponseSchema,
   checkBackendAnswer,
   createPooledFetch,
-  sendBackendError,
+  backendErrorAnswer,
   defineModelServer,
   fullResponseDump,
   startIfMain,
@@ -53,7 +53,7 @@ export const server = defineModelServer({
         // The raw body, not the client's parsed object (which gains a computed `output_text`).
         answer = await readJson(await ctx.state.client.responses.create({ ...body, model: ctx.config.openai_model } as never).asResponse());
       } catch (err) {
-        return sendBackendError(ctx.reply, err, url, ctx.config.openai_api_key);
+        return backendErrorAnswer(err, url, ctx.config.openai_api_key);
       }
       return fullResponseDump(checkBackendAnswer(ResponseSchema, answer, 'Response', url));
     },
@@ -66,7 +66,7 @@ export const server = defineModelServer({
       try {
         answer = await readJson(await ctx.state.client.chat.completions.create({ ...body, model: ctx.config.openai_model } as never).asResponse());
       } catch (err) {
-        return sendBackendError(ctx.reply, err, url, ctx.config.openai_api_key);
+        return backendErrorAnswer(err, url, ctx.config.openai_api_key);
       }
       return checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
     },

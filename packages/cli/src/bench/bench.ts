@@ -25,7 +25,9 @@ interface Child {
 }
 
 async function spawnChild(script: string, args: string[]): Promise<Child> {
-  const proc = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // NEMO_GYM_NODE_ARGS (e.g. "--cpu-prof") reaches the stub and the bare chain too, as it does the servers.
+  const nodeArgs = (process.env.NEMO_GYM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeArgs, script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (l) => {
@@ -37,20 +39,38 @@ async function spawnChild(script: string, args: string[]): Promise<Child> {
   return { proc, port };
 }
 
+/** Closing stdin lets the child exit on its own (and write a --cpu-prof profile); SIGTERM if it lingers. */
 function stopChild(c: Child): void {
   c.proc.stdin?.end();
-  c.proc.kill('SIGTERM');
+  setTimeout(() => {
+    if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGTERM');
+  }, 2000).unref();
 }
 
 const CLK_TCK = 100;
-function cpuMs(pid: number): number {
+/** User and system CPU time of a process so far, in ms (Linux /proc; NaN elsewhere). */
+function cpuMs(pid: number): { user: number; sys: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    return { user: (Number(fields[11]) * 1000) / CLK_TCK, sys: (Number(fields[12]) * 1000) / CLK_TCK };
   } catch {
-    return NaN;
+    return { user: NaN, sys: NaN };
   }
+}
+
+interface CpuUse {
+  name: string;
+  /** CPU ms per rollout, user + system. */
+  cpuPerRollout: number;
+  sysPerRollout: number;
+  rss: number;
+}
+
+function cpuUse(name: string, pid: number, before: { user: number; sys: number }, n: number): CpuUse {
+  const after = cpuMs(pid);
+  const sys = (after.sys - before.sys) / n;
+  return { name, cpuPerRollout: (after.user - before.user) / n + sys, sysPerRollout: sys, rss: peakRssMb(pid) };
 }
 function peakRssMb(pid: number): number {
   try {
@@ -156,8 +176,7 @@ async function sectionThroughput(n: number, c: number, delayMs: number): Promise
     const pids = fleet.servers.map((s) => ({ name: s.name, pid: s.child.pid! }));
     const cpu0 = pids.map((p) => cpuMs(p.pid));
     const ours = await drive(`${agent.url}/run`, n, c);
-    const cpu1 = pids.map((p) => cpuMs(p.pid));
-    const oursCpu = pids.map((p, i) => ({ ...p, cpuPerRollout: (cpu1[i]! - cpu0[i]!) / n, rss: peakRssMb(p.pid) }));
+    const oursCpu = pids.map((p, i) => cpuUse(p.name, p.pid, cpu0[i]!, n));
     await fleet.stop();
 
     // Bare node:http chain.
@@ -173,8 +192,7 @@ async function sectionThroughput(n: number, c: number, delayMs: number): Promise
     await drive(`http://127.0.0.1:${bareAgent.port}/run`, Math.min(500, n), Math.min(c, 64));
     const b0 = bare.map((b) => cpuMs(b.c.proc.pid!));
     const bareRes = await drive(`http://127.0.0.1:${bareAgent.port}/run`, n, c);
-    const b1 = bare.map((b) => cpuMs(b.c.proc.pid!));
-    const bareCpu = bare.map((b, i) => ({ name: b.name, cpuPerRollout: (b1[i]! - b0[i]!) / n, rss: peakRssMb(b.c.proc.pid!) }));
+    const bareCpu = bare.map((b, i) => cpuUse(b.name, b.c.proc.pid!, b0[i]!, n));
     for (const b of bare) stopChild(b.c);
 
     const row = (label: string, r: DriveResult, cpu: { cpuPerRollout: number }[]) =>
@@ -184,9 +202,10 @@ async function sectionThroughput(n: number, c: number, delayMs: number): Promise
     console.log(row('NeMo Gym TS (agent+weather+openai)', ours, oursCpu));
     console.log(row('bare node:http chain', bareRes, bareCpu));
     console.log(`throughput ratio ours/bare: ${fmt(ours.rate / bareRes.rate, 2)}`);
-    console.log('per server: CPU ms per rollout, peak RSS MB');
-    for (const p of oursCpu) console.log(`  ${p.name.padEnd(30)} ${fmt(p.cpuPerRollout, 3).padStart(8)} ${fmt(p.rss).padStart(8)}`);
-    for (const p of bareCpu) console.log(`  bare ${p.name.padEnd(25)} ${fmt(p.cpuPerRollout, 3).padStart(8)} ${fmt(p.rss).padStart(8)}`);
+    console.log(`per server: ${'CPU ms/rollout'.padStart(14)} ${'(of it system)'.padStart(14)} ${'peak RSS MB'.padStart(11)}`);
+    const line = (label: string, p: CpuUse) => console.log(`  ${label.padEnd(30)} ${fmt(p.cpuPerRollout, 3).padStart(14)} ${fmt(p.sysPerRollout, 3).padStart(14)} ${fmt(p.rss).padStart(11)}`);
+    for (const p of oursCpu) line(p.name, p);
+    for (const p of bareCpu) line(`bare ${p.name}`, p);
     if (ours.firstError) console.log(`first error (ours): ${ours.firstError}`);
     if (bareRes.firstError) console.log(`first error (bare): ${bareRes.firstError}`);
   } finally {

@@ -5,21 +5,15 @@
  */
 import type { z } from 'zod';
 import { HttpError } from '../errors.js';
+import { RawJson } from '../server/define.js';
 import { UpstreamError, fromOpenAIClientError, redactSecret } from './upstream.js';
 
-/** The part of a Fastify reply used here. */
-export interface ReplyLike {
-  status(code: number): ReplyLike;
-  type(contentType: string): ReplyLike;
-  send(payload: string): unknown;
-}
-
 /**
- * Sends the error for a failed backend call. A backend HTTP error keeps its status and its
+ * The answer for a failed backend call (return it from the handler). A backend HTTP error keeps its status and its
  * `error` object (so OpenAI clients see the original message and code) and gains a `detail`
  * naming the backend; transport failures answer 502/504 with a `detail`.
  */
-export function sendBackendError(reply: ReplyLike, err: unknown, url: string, apiKey: string): unknown {
+export function backendErrorAnswer(err: unknown, url: string, apiKey: string): RawJson {
   const mapped = fromOpenAIClientError(err, url, apiKey);
   if (mapped instanceof UpstreamError && mapped.kind === 'status' && mapped.upstreamBody) {
     // The backend's own error text may echo credentials; scrub the key from it as well.
@@ -32,10 +26,10 @@ export function sendBackendError(reply: ReplyLike, err: unknown, url: string, ap
     }
     const body: Record<string, unknown> = { detail: mapped.message };
     if (error !== null && error !== undefined) body.error = error;
-    return reply.status(mapped.status).type('application/json').send(JSON.stringify(body));
+    return new RawJson(JSON.stringify(body), mapped.status);
   }
   const status = mapped instanceof HttpError ? mapped.status : 502;
-  return reply.status(status).type('application/json').send(JSON.stringify({ detail: mapped.message }));
+  return new RawJson(JSON.stringify({ detail: mapped.message }), status);
 }
 
 /** Validates a backend answer; a shape we cannot use answers 502 with the first problems. */

@@ -3,7 +3,8 @@
  * schema, routes with zod body schemas); `build` makes a Fastify app for tests, `start` runs it
  * the way ng-run launches it (config from NEMO_GYM_CONFIG_DICT / NEMO_GYM_CONFIG_PATH).
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { z } from 'zod';
@@ -18,7 +19,48 @@ import { decodeSession, encodeSession, formatSetCookie, newSessionId, parseCooki
 
 /** Return this from a handler to send an already-serialized JSON body as is. */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    /** HTTP status of the answer (200 unless a handler says otherwise). */
+    readonly status: number = 200,
+  ) {}
+}
+
+/** Largest request body accepted (larger ones answer 413). */
+const BODY_LIMIT = 512 * 1024 * 1024;
+
+interface Session {
+  id: string;
+  /** Cookies the request carried. */
+  cookies: Record<string, string>;
+  /** Cookies a handler asked to set on the response (other servers' sessions). */
+  extra: Record<string, string> | null;
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const semi = value.indexOf(';');
+  return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+function jsonInvalid(err: Error): HttpError {
+  return new HttpError(422, [{ type: 'json_invalid', loc: ['body', 0], msg: `JSON decode error: ${err.message}`, input: {} }]);
+}
+
+function sendJson(res: ServerResponse, out: RawJson, setCookie: string[]): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(out.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(out.text),
+    'set-cookie': setCookie,
+  });
+  res.end(out.text);
+}
+
+function tooLarge(res: ServerResponse): void {
+  const text = JSON.stringify({ detail: `Request body is larger than the limit of ${BODY_LIMIT} bytes` });
+  res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
+  res.end(text);
 }
 
 export interface Logger {
@@ -70,8 +112,6 @@ export interface HandlerContext<C, S> extends SetupContext<C> {
   cookies: Record<string, string>;
   /** Adds cookies (other servers' sessions) to this response. */
   setCookies(cookies: Record<string, string> | null | undefined): void;
-  request: FastifyRequest;
-  reply: FastifyReply;
 }
 
 export interface Route<C, S, B extends z.ZodType = z.ZodType> {
@@ -143,13 +183,143 @@ export function defineServer<CS extends z.ZodType, S>(
     const cookieName = `${input.className}___${config.name}`;
     const secret = process.env.NEMO_GYM_SESSION_SECRET ? `${process.env.NEMO_GYM_SESSION_SECRET}:${cookieName}` : cookieName;
 
+    const signed = new Map<string, string>();
+    // Signing is the same for every response of a session: remember the signed value.
+    const sign = (id: string) => {
+      let v = signed.get(id);
+      if (v === undefined) {
+        if (signed.size >= 100_000) signed.clear();
+        v = encodeSession(id, secret);
+        signed.set(id, v);
+      }
+      return v;
+    };
+    /** Our session from the Cookie header (a new one if absent or forged); other cookies kept. */
+    const openSession = (cookieHeader: string | undefined): Session => {
+      const cookies = parseCookieHeader(cookieHeader);
+      const value = cookies[cookieName];
+      let id: string | null = null;
+      if (value !== undefined) {
+        const dot = value.lastIndexOf('.');
+        const candidate = dot > 0 ? value.slice(0, dot) : '';
+        id = signed.get(candidate) === value ? candidate : decodeSession(value, secret);
+      }
+      return { id: id ?? newSessionId(), cookies, extra: null };
+    };
+    /** Set-Cookie values for a response: cookies a handler added, then our session (always re-sent). */
+    const setCookieValues = (session: Session): string[] => {
+      const out: string[] = [];
+      if (session.extra) for (const [k, v] of Object.entries(session.extra)) if (k !== cookieName) out.push(formatSetCookie(k, v));
+      out.push(formatSetCookie(cookieName, sign(session.id)));
+      return out;
+    };
+
+    /** Validates the body and runs the handler: the one place a POST route is executed. */
+    const execute = async (r: Route<unknown, unknown, z.ZodType>, body: unknown, session: Session): Promise<RawJson> => {
+      // No body is fine for a route whose schema accepts {} (e.g. a tool without arguments).
+      const raw = body === undefined || body === null ? {} : body;
+      const result = r.body.safeParse(raw);
+      if (!result.success && raw !== body) throw new HttpError(422, emptyBodyDetail());
+      if (!result.success) throw new HttpError(422, zodIssuesToDetail(result.error.issues, body));
+      const ctx: HandlerContext<unknown, unknown> = {
+        config,
+        client,
+        globalConfig,
+        log,
+        state,
+        sessionId: session.id,
+        cookieName,
+        cookies: session.cookies,
+        setCookies: (c) => {
+          if (c) session.extra = { ...(session.extra ?? {}), ...c };
+        },
+      };
+      const out = await r.handler(result.data, ctx);
+      return out instanceof RawJson ? out : new RawJson(JSON.stringify(out ?? null));
+    };
+
+    /** The answer for a failed request: HttpError keeps its status; anything else is a logged, short 500. */
+    const failure = (err: unknown, method: string, url: string): RawJson => {
+      if (err instanceof HttpError) return new RawJson(JSON.stringify({ detail: err.detail }), err.status);
+      const e = err as { statusCode?: unknown; message?: string };
+      if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+        return new RawJson(JSON.stringify({ detail: e.message ?? 'Bad request' }), e.statusCode === 400 ? 422 : e.statusCode);
+      }
+      log.error(`${method} ${url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      return new RawJson(JSON.stringify(describeError(err)), 500);
+    };
+
+    const routes = new Map<string, Route<unknown, unknown, z.ZodType>>();
+    for (const { path, route: r } of routesFor(fullCtx)) routes.set(path, r);
+    let closing = false;
+
+    /**
+     * The hot path: JSON POSTs to our own routes are answered straight from node:http, without
+     * Fastify's request/reply/hook machinery (which costs more CPU per call than the rest of a
+     * short handler). Everything else — GET /, custom routes, other content types, 404s — goes
+     * to Fastify. Both paths run `execute` and answer the same bytes.
+     */
+    const serveFast = (r: Route<unknown, unknown, z.ZodType>, req: IncomingMessage, res: ServerResponse): void => {
+      const declared = Number(req.headers['content-length']);
+      if (declared > BODY_LIMIT) {
+        tooLarge(res);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > BODY_LIMIT) {
+          chunks.length = 0;
+          if (!res.headersSent) tooLarge(res);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('end', () => {
+        if (res.headersSent) return;
+        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        const session = openSession(req.headers.cookie);
+        let body: unknown;
+        let outcome: Promise<RawJson>;
+        try {
+          body = text.length === 0 ? undefined : JSON.parse(text);
+          outcome = execute(r, body, session);
+        } catch (err) {
+          outcome = Promise.resolve(failure(err instanceof SyntaxError ? jsonInvalid(err) : err, 'POST', req.url ?? ''));
+        }
+        outcome.then(
+          (out) => sendJson(res, out, setCookieValues(session)),
+          (err: unknown) => sendJson(res, failure(err, 'POST', req.url ?? ''), setCookieValues(session)),
+        );
+      });
+    };
+
     const app = Fastify({
       logger: false,
-      bodyLimit: 512 * 1024 * 1024,
-      keepAliveTimeout: 30_000,
+      bodyLimit: BODY_LIMIT,
       requestTimeout: 0,
       connectionTimeout: 0,
       return503OnClosing: true,
+      serverFactory: (fastifyHandler) => {
+        const server = createServer((req, res) => {
+          if (req.method === 'POST') {
+            const r = routes.get(req.url ?? '');
+            if (r !== undefined && !closing && isJsonContentType(req.headers['content-type'])) {
+              serveFast(r, req, res);
+              return;
+            }
+          }
+          fastifyHandler(req, res);
+        });
+        server.keepAliveTimeout = 30_000;
+        server.requestTimeout = 0;
+        return server;
+      },
+    });
+    app.addHook('preClose', (done) => {
+      closing = true;
+      done();
     });
 
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -161,91 +331,37 @@ export function defineServer<CS extends z.ZodType, S>(
       try {
         done(null, JSON.parse(text));
       } catch (err) {
-        const e = new HttpError(422, [{ type: 'json_invalid', loc: ['body', 0], msg: `JSON decode error: ${(err as Error).message}`, input: {} }]);
-        done(e, undefined);
+        done(jsonInvalid(err as Error), undefined);
       }
     });
 
     app.setErrorHandler((err, request, reply) => {
-      if (err instanceof HttpError) {
-        void reply.status(err.status).send({ detail: err.detail });
-        return;
-      }
-      const e = err as { statusCode?: number; code?: string; message?: string };
-      if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-        void reply.status(e.statusCode === 400 ? 422 : e.statusCode).send({ detail: e.message ?? 'Bad request' });
-        return;
-      }
-      log.error(`${request.method} ${request.url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-      void reply.status(500).type('application/json').send(JSON.stringify(describeError(err)));
+      const out = failure(err, request.method, request.url);
+      void reply.status(out.status).type('application/json').send(out.text);
     });
 
     app.setNotFoundHandler((request, reply) => {
       void reply.status(404).send({ detail: 'Not Found', path: request.url });
     });
 
-    // Session: read ours, create one if absent, and always send it back.
-    app.decorateRequest('ngSessionId', '');
-    app.decorateRequest('ngExtraCookies', null);
-    // Signing is the same for every response of a session: remember the signed value.
-    const signed = new Map<string, string>();
-    const sign = (id: string) => {
-      let v = signed.get(id);
-      if (v === undefined) {
-        if (signed.size >= 100_000) signed.clear();
-        v = encodeSession(id, secret);
-        signed.set(id, v);
-      }
-      return v;
-    };
+    // Session on Fastify's path: read ours, create one if absent, and always send it back.
+    app.decorateRequest('ngSession', null);
     app.addHook('onRequest', (request, _reply, done) => {
-      const cookies = parseCookieHeader(request.headers.cookie);
-      const value = cookies[cookieName];
-      let id: string | null = null;
-      if (value !== undefined) {
-        const dot = value.lastIndexOf('.');
-        const candidate = dot > 0 ? value.slice(0, dot) : '';
-        id = signed.get(candidate) === value ? candidate : decodeSession(value, secret);
-      }
-      (request as unknown as { ngSessionId: string }).ngSessionId = id ?? newSessionId();
+      (request as unknown as { ngSession: Session }).ngSession = openSession(request.headers.cookie);
       done();
     });
     app.addHook('onSend', (request, reply, payload, done) => {
-      const id = (request as unknown as { ngSessionId: string }).ngSessionId;
-      const extra = (request as unknown as { ngExtraCookies: Record<string, string> | null }).ngExtraCookies;
-      const headers: string[] = [];
-      if (extra) for (const [k, v] of Object.entries(extra)) if (k !== cookieName) headers.push(formatSetCookie(k, v));
-      if (id) headers.push(formatSetCookie(cookieName, sign(id)));
-      if (headers.length) void reply.header('set-cookie', headers);
+      const session = (request as unknown as { ngSession: Session | null }).ngSession;
+      if (session) void reply.header('set-cookie', setCookieValues(session));
       done(null, payload);
     });
 
     app.get('/', async () => ({ status: 'ok' }));
 
-    for (const { path, route: r } of routesFor(fullCtx)) {
+    for (const [path, r] of routes) {
       app.post(path, async (request, reply) => {
-        // No body is fine for a route whose schema accepts {} (e.g. a tool without arguments).
-        const raw = request.body === undefined || request.body === null ? {} : request.body;
-        const result = r.body.safeParse(raw);
-        if (!result.success && raw !== request.body) throw new HttpError(422, emptyBodyDetail());
-        if (!result.success) throw new HttpError(422, zodIssuesToDetail(result.error.issues, request.body));
-        const ctx: HandlerContext<unknown, unknown> = {
-          ...fullCtx,
-          sessionId: (request as unknown as { ngSessionId: string }).ngSessionId,
-          cookieName,
-          cookies: parseCookieHeader(request.headers.cookie),
-          setCookies: (c) => {
-            if (!c) return;
-            const req = request as unknown as { ngExtraCookies: Record<string, string> | null };
-            req.ngExtraCookies = { ...(req.ngExtraCookies ?? {}), ...c };
-          },
-          request,
-          reply,
-        };
-        const out = await r.handler(result.data, ctx);
-        if (out instanceof RawJson) return reply.type('application/json').send(out.text);
-        if (reply.sent) return reply;
-        return reply.type('application/json').send(JSON.stringify(out ?? null));
+        const out = await execute(r, request.body, (request as unknown as { ngSession: Session }).ngSession);
+        return reply.status(out.status).type('application/json').send(out.text);
       });
     }
     if (input.routes) await input.routes(app, fullCtx);
