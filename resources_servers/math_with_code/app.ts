@@ -6,6 +6,7 @@ import {
   BaseVerifyRequestSchema,
   ResourcesServerConfigSchema,
   defineResourcesServer,
+  requestSessionId,
   startIfMain,
 } from '@nemo-gym/core';
 import { scoreResponse, type OutputItemLike } from './src/answer.js';
@@ -148,7 +149,7 @@ export const server = defineResourcesServer({
   routes: (app, ctx) => {
     // Upstream's POST /end_session takes no body.
     app.post('/end_session', async (request, reply) => {
-      const sessionId = (request as unknown as { ngSessionId?: string }).ngSessionId;
+      const sessionId = requestSessionId(request);
       if (sessionId) await ctx.state.pool.end(sessionId);
       return reply.type('application/json').send(JSON.stringify(EMPTY_RESULT));
     });

@@ -8,10 +8,11 @@ import {
   BaseVerifyRequestSchema,
   defineResourcesServer,
   HttpError,
+  LaxInt,
+  requestSessionId,
   ResourcesServerConfigSchema,
   startIfMain,
 } from '@nemo-gym/core';
-import { LaxInt } from '@nemo-gym/core';
 import { CounterStore } from './src/store.js';
 
 /** A call for a session whose counter was dropped before its verify: never score it as a plain miss. */
@@ -76,8 +77,7 @@ export const server = defineResourcesServer({
   routes: (app, { state, config }) => {
     // Takes no arguments: answers with or without a JSON body, like upstream.
     app.post('/get_counter_value', async (request, reply) => {
-      const sessionId = (request as unknown as { ngSessionId?: string }).ngSessionId;
-      if (!sessionId) throw new HttpError(500, 'session middleware did not run');
+      const sessionId = requestSessionId(request);
       expired(state.store, sessionId, config);
       return reply.type('application/json').send(JSON.stringify({ count: state.store.setDefault(sessionId, 0) }));
     });

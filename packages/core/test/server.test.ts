@@ -64,7 +64,7 @@ type App = Awaited<ReturnType<typeof server.build>>;
 const transports: [string, (app: App) => (c: Call) => Promise<Answer>][] = [
   ['inject', (app) => async (c) => {
     const res = await app.inject({ method: c.method, url: c.url, headers: c.headers, payload: c.payload as never });
-    return { statusCode: res.statusCode, headers: res.headers, body: res.body, json: () => JSON.parse(res.body) };
+    return { statusCode: res.statusCode, headers: res.headers as Answer["headers"], body: res.body, json: () => JSON.parse(res.body) };
   }],
   ['http', (app) => async (c) => {
     const { port } = app.server.address() as { port: number };

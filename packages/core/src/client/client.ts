@@ -3,12 +3,13 @@
  * pool per target, explicit timeouts, bounded retries. Cookies travel only when passed
  * explicitly, as upstream does (each server's session cookie is forwarded by the caller).
  */
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent, request as undiciRequest } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
 import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
 import { formatCookieHeader, parseSetCookies } from '../server/session.js';
+import { dispatchRequest, splitUrl, type CollectedResponse } from './dispatch.js';
 import { backoffDelay, DEFAULT_RETRY, isRetryableTransportError, sleep, type RetryPolicy } from './retry.js';
 
 export interface ClientTimeouts {
@@ -77,6 +78,8 @@ export class ServerClient {
   private readonly dispatcher: Agent;
   private readonly retry: RetryPolicy;
   private readonly timeouts: ClientTimeouts;
+  /** Instance name -> `http://host:port` (the config does not change while a server runs). */
+  private readonly origins = new Map<string, string>();
 
   constructor(options: ServerClientOptions = {}) {
     this.globalConfig = options.globalConfig ?? {};
@@ -113,6 +116,15 @@ export class ServerClient {
 
   /** `http://host:port` of a server instance. */
   baseUrl(serverName: string): string {
+    let origin = this.origins.get(serverName);
+    if (origin === undefined) {
+      origin = this.lookUpBaseUrl(serverName);
+      this.origins.set(serverName, origin);
+    }
+    return origin;
+  }
+
+  private lookUpBaseUrl(serverName: string): string {
     if (serverName === 'head_server' && isDict(this.globalConfig.head_server)) {
       const h = this.globalConfig.head_server as { host?: string; port?: number };
       return `http://${h.host ?? '127.0.0.1'}:${h.port ?? 11000}`;
@@ -129,12 +141,18 @@ export class ServerClient {
   }
 
   async request(serverName: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.requestUrl(`${this.baseUrl(serverName)}${path.startsWith('/') ? path : `/${path}`}`, body, options);
+    return this.send(this.baseUrl(serverName), path.startsWith('/') ? path : `/${path}`, body, options);
   }
 
   async requestUrl(url: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    const [origin, path] = splitUrl(url);
+    return this.send(origin, path, body, options);
+  }
+
+  private async send(origin: string, path: string, body: unknown, options: RequestOptions): Promise<ServerResponse> {
+    const url = `${origin}${path}`;
     const method = options.method ?? (body === undefined ? 'GET' : 'POST');
-    const policy: RetryPolicy = options.retry === false ? { ...this.retry, maxAttempts: 1 } : { ...this.retry, ...options.retry };
+    const policy: RetryPolicy = options.retry === false ? { ...this.retry, maxAttempts: 1 } : options.retry ? { ...this.retry, ...options.retry } : this.retry;
     const headers: Record<string, string> = { ...options.headers };
     const cookie = formatCookieHeader(options.cookies);
     if (cookie) headers.cookie = cookie;
@@ -145,16 +163,9 @@ export class ServerClient {
     }
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
-      let res: Dispatcher.ResponseData;
+      let res: CollectedResponse;
       try {
-        res = await undiciRequest(url, {
-          method,
-          headers,
-          body: payload,
-          dispatcher: this.dispatcher,
-          signal: options.signal,
-          idempotent: true,
-        });
+        res = await dispatchRequest(this.dispatcher, origin, path, { method, headers, body: payload, signal: options.signal });
       } catch (err) {
         const canRetry = policy.retryConnectionErrors && isRetryableTransportError(err) && attempt < policy.maxAttempts && Date.now() - started < policy.maxElapsedMs;
         if (canRetry) {
@@ -167,9 +178,8 @@ export class ServerClient {
         }
         throw new ServerUnreachableError(url, `${(err as Error).message}${code ? ` (${code})` : ''} after ${attempt} attempt(s)`, { cause: err });
       }
-      const text = await res.body.text();
       if (
-        policy.retryStatuses.includes(res.statusCode) &&
+        policy.retryStatuses.includes(res.status) &&
         attempt < policy.maxAttempts &&
         Date.now() - started < policy.maxElapsedMs
       ) {
@@ -177,7 +187,7 @@ export class ServerClient {
         await sleep(backoffDelay(policy, attempt, Array.isArray(ra) ? ra[0] : ra));
         continue;
       }
-      return new ServerResponse(url, res.statusCode, res.headers, text, attempt);
+      return new ServerResponse(url, res.status, res.headers, res.body.toString('utf8'), attempt);
     }
   }
 

@@ -1,9 +1,10 @@
 /**
- * A `fetch` for SDK clients (the openai package) on top of undici's `request` and a shared
- * keep-alive pool. It skips WHATWG fetch's stream machinery, which costs more CPU per call than
+ * A `fetch` for SDK clients (the openai package) on top of a shared undici keep-alive pool
+ * (see dispatch.ts). It skips WHATWG fetch's stream machinery, which costs more CPU per call than
  * the rest of a proxy hop; the SDK sees an ordinary `Response`.
  */
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { dispatchRequest, splitUrl } from './dispatch.js';
 
 export interface PooledFetchOptions {
   connections?: number;
@@ -29,21 +30,19 @@ export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetc
     if (typeof init.body === 'string') body = init.body;
     else if (init.body instanceof ArrayBuffer || ArrayBuffer.isView(init.body)) body = Buffer.from(init.body as ArrayBuffer);
     else if (init.body !== undefined && init.body !== null) return fetch(input, init);
-    const res = await request(input, {
+    const [origin, path] = splitUrl(String(input));
+    const res = await dispatchRequest(dispatcher, origin, path, {
       method: (init.method ?? 'GET') as 'GET',
       headers,
       body,
-      signal: init.signal ?? undefined,
-      dispatcher,
+      signal: init.signal,
     });
-    const text = await res.body.arrayBuffer();
     const outHeaders: [string, string][] = [];
     for (const [k, v] of Object.entries(res.headers)) {
-      if (v === undefined) continue;
       for (const one of Array.isArray(v) ? v : [v]) outHeaders.push([k, one]);
     }
-    const nullBody = res.statusCode === 204 || res.statusCode === 304;
-    return new Response(nullBody ? null : text, { status: res.statusCode, headers: outHeaders });
+    const nullBody = res.status === 204 || res.status === 304;
+    return new Response(nullBody ? null : res.body, { status: res.status, headers: outHeaders });
   };
   return pooled as typeof fetch;
 }

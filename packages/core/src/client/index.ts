@@ -1,3 +1,4 @@
 export * from './client.js';
 export * from './retry.js';
 export * from './fetch.js';
+export * from './dispatch.js';

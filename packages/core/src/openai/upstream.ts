@@ -9,7 +9,8 @@
  *   no answer within the timeout  -> 504
  *   answer is not valid JSON      -> 502
  */
-import { request, type Dispatcher } from 'undici';
+import { getGlobalDispatcher, type Dispatcher } from 'undici';
+import { dispatchRequest, splitUrl, type CollectedResponse } from '../client/dispatch.js';
 import { HttpError } from '../errors.js';
 
 export type UpstreamFailureKind = 'status' | 'connect' | 'timeout' | 'invalid_json';
@@ -73,9 +74,9 @@ export function transportError(url: string, err: unknown, timeoutMs: number | un
 }
 
 /** Maps an error status answered by the backend to an UpstreamError. */
-export function statusError(url: string, status: number, body: string, apiKey?: string): UpstreamError {
+export function statusError(url: string, status: number, body: string, apiKey?: string, keepServerErrorStatus = false): UpstreamError {
   const shown = redactSecret(shorten(body), apiKey);
-  const ours = status >= 400 && status < 500 ? status : 502;
+  const ours = (status >= 400 && status < 500) || (keepServerErrorStatus && status >= 500 && status < 600) ? status : 502;
   return new UpstreamError(ours, `the model backend at ${url} answered HTTP ${status}: ${shown}`, 'status', url, status, body);
 }
 
@@ -83,10 +84,16 @@ export interface PostJsonOptions {
   apiKey?: string;
   /** Whole-request timeout (headers and body), ms. */
   timeoutMs?: number;
-  /** Attempts in total for retryable statuses (429, 500, 502, 503, 504, 520). */
+  /** Attempts in total for retryable statuses (and connection errors when retried). */
   maxAttempts?: number;
   /** First pause before a retry; it doubles per attempt (with jitter) up to 8 s. */
   retrySleepMs?: number;
+  /** Statuses worth another attempt (default: 429, 500, 502, 503, 504, 520). */
+  retryStatuses?: ReadonlySet<number>;
+  /** Also retry refused/reset connections (never timeouts). Default false. */
+  retryConnectionErrors?: boolean;
+  /** Answer a backend 5xx with the same status instead of 502. Default false. */
+  keepServerErrorStatus?: boolean;
   dispatcher?: Dispatcher;
   method?: 'POST' | 'GET';
   log?: (msg: string) => void;
@@ -124,28 +131,34 @@ export function retryDelayMs(attempt: number, baseMs: number, headers: Record<st
  */
 export async function postJson(url: string, body: unknown, opts: PostJsonOptions = {}): Promise<unknown> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
+  const retryStatuses = opts.retryStatuses ?? RETRYABLE_STATUSES;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   const payload = body === undefined ? undefined : JSON.stringify(body);
+  const [origin, path] = splitUrl(url);
+  const dispatcher = opts.dispatcher ?? getGlobalDispatcher();
   for (let attempt = 1; ; attempt++) {
-    let status: number;
-    let text: string;
-    let replyHeaders: Record<string, string | string[] | undefined> = {};
+    let res: CollectedResponse;
     try {
-      const res = await request(url, {
+      res = await dispatchRequest(dispatcher, origin, path, {
         method: opts.method ?? 'POST',
         headers,
         body: payload,
-        dispatcher: opts.dispatcher,
         headersTimeout: opts.timeoutMs,
         bodyTimeout: opts.timeoutMs,
       });
-      status = res.statusCode;
-      replyHeaders = res.headers;
-      text = await res.body.text();
     } catch (err) {
-      throw transportError(url, err, opts.timeoutMs, opts.apiKey);
+      const failure = transportError(url, err, opts.timeoutMs, opts.apiKey);
+      if (opts.retryConnectionErrors && failure.kind === 'connect' && attempt < maxAttempts) {
+        const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500);
+        opts.log?.(`${failure.message} (attempt ${attempt} of ${maxAttempts}); retrying in ${Math.round(delay)} ms`);
+        await new Promise((r) => setTimeout(r, delay));
+        continue;
+      }
+      throw failure;
     }
+    const { status } = res;
+    const text = res.body.toString('utf8');
     if (status >= 200 && status < 300) {
       try {
         return JSON.parse(text);
@@ -160,13 +173,13 @@ export async function postJson(url: string, body: unknown, opts: PostJsonOptions
         );
       }
     }
-    if (RETRYABLE_STATUSES.has(status) && attempt < maxAttempts) {
-      const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500, replyHeaders);
+    if (retryStatuses.has(status) && attempt < maxAttempts) {
+      const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500, res.headers);
       opts.log?.(`HTTP ${status} from ${url} (attempt ${attempt} of ${maxAttempts}); retrying in ${Math.round(delay)} ms`);
       await new Promise((r) => setTimeout(r, delay));
       continue;
     }
-    throw statusError(url, status, text, opts.apiKey);
+    throw statusError(url, status, text, opts.apiKey, opts.keepServerErrorStatus);
   }
 }
 

@@ -3,7 +3,7 @@
  * schema, routes with zod body schemas); `build` makes a Fastify app for tests, `start` runs it
  * the way ng-run launches it (config from NEMO_GYM_CONFIG_DICT / NEMO_GYM_CONFIG_PATH).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
@@ -35,6 +35,16 @@ interface Session {
   cookies: Record<string, string>;
   /** Cookies a handler asked to set on the response (other servers' sessions). */
   extra: Record<string, string> | null;
+}
+
+/**
+ * The session id of a request to a custom Fastify route (`routes` in a server definition): the
+ * same id the handlers of that session see as `ctx.sessionId`.
+ */
+export function requestSessionId(request: FastifyRequest): string {
+  const session = (request as unknown as { ngSession?: Session | null }).ngSession;
+  if (!session) throw new HttpError(500, 'the session hook did not run for this request');
+  return session.id;
 }
 
 function isJsonContentType(value: string | undefined): boolean {

@@ -1,0 +1,124 @@
+/**
+ * One HTTP request through an undici dispatcher, with the whole answer collected in memory.
+ *
+ * undici's `request()` wraps every answer in a Node stream and an async resource; for the short
+ * JSON bodies servers exchange here that wrapping costs more CPU than the HTTP exchange itself.
+ * This talks to the dispatcher's handler interface directly: same pools, timeouts, errors
+ * (`UND_ERR_*`, `ECONNREFUSED`, …) and retries of idempotent requests on a reset socket.
+ */
+import type { Dispatcher } from 'undici';
+
+export type ResponseHeaders = Record<string, string | string[]>;
+
+export interface CollectedResponse {
+  status: number;
+  headers: ResponseHeaders;
+  body: Buffer;
+}
+
+export interface DispatchOptions {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  signal?: AbortSignal | null;
+  /** Per-request overrides of the dispatcher's timeouts (ms; 0 = none). */
+  headersTimeout?: number;
+  bodyTimeout?: number;
+}
+
+/** `http://host:port/a/b?c` -> [`http://host:port`, `/a/b?c`]. */
+export function splitUrl(url: string): [string, string] {
+  const scheme = url.indexOf('://');
+  if (scheme < 0) throw new TypeError(`not an absolute URL: ${url}`);
+  const slash = url.indexOf('/', scheme + 3);
+  const query = url.indexOf('?', scheme + 3);
+  const cut = slash < 0 ? query : query < 0 ? slash : Math.min(slash, query);
+  if (cut < 0) return [url, '/'];
+  const path = url.slice(cut);
+  return [url.slice(0, cut), path.startsWith('/') ? path : `/${path}`];
+}
+
+function parseRawHeaders(raw: Buffer[]): ResponseHeaders {
+  const out: ResponseHeaders = Object.create(null) as ResponseHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const seen = out[key];
+    if (seen === undefined) out[key] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else out[key] = [seen, value];
+  }
+  return out;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const r: unknown = signal.reason;
+  if (r instanceof Error) return r;
+  return Object.assign(new Error('This operation was aborted'), { name: 'AbortError', code: 'UND_ERR_ABORTED' });
+}
+
+/** Sends one request and resolves with its status, headers and body (rejects on transport errors). */
+export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: string, options: DispatchOptions = {}): Promise<CollectedResponse> {
+  return new Promise((resolve, reject) => {
+    const signal = options.signal ?? null;
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    let status = 0;
+    let headers: ResponseHeaders | null = null;
+    const chunks: Buffer[] = [];
+    let abort: ((err: Error) => void) | null = null;
+    let settled = false;
+    const onAbort = () => {
+      const err = abortReason(signal!);
+      if (abort) abort(err);
+      else finish(err);
+    };
+    const finish = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve({ status, headers: headers ?? (Object.create(null) as ResponseHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onConnect(abortRequest: (err?: Error) => void) {
+        abort = abortRequest;
+      },
+      onHeaders(statusCode: number, rawHeaders: Buffer[]) {
+        // 1xx informational answers come before the real one.
+        if (statusCode < 200) return true;
+        status = statusCode;
+        headers = parseRawHeaders(rawHeaders);
+        chunks.length = 0;
+        return true;
+      },
+      onData(chunk: Buffer) {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        finish(null);
+      },
+      onError(err: Error) {
+        finish(err);
+      },
+    };
+    dispatcher.dispatch(
+      {
+        origin,
+        path,
+        method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+        headers: options.headers,
+        body: options.body,
+        // Safe for our JSON calls: undici may resend one that met a socket closed under it.
+        idempotent: true,
+        headersTimeout: options.headersTimeout,
+        bodyTimeout: options.bodyTimeout,
+      },
+      handler,
+    );
+  });
+}
