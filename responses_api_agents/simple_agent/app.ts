@@ -11,6 +11,7 @@ import {
   defineAgent,
   fullCreateParamsDump,
   ModelServerRefSchema,
+  RawJson,
   ResourcesServerRefSchema,
   ResponseCreateParamsSchema,
   startIfMain,
@@ -46,6 +47,9 @@ export const server = defineAgent({
       const verify = await ctx.client.post(resources, '/verify', { ...row, response: loop.response }, { cookies: loop.resourcesCookies });
       if (!verify.ok) throw upstreamFailure(`resources server \`${resources}\` /verify`, verify);
       ctx.setCookies({ ...loop.resourcesCookies, ...loop.modelCookies });
+      // A JSON answer is passed on byte for byte (every extra field, numbers as the server wrote them).
+      const type = verify.headers['content-type'];
+      if (typeof type === 'string' && type.startsWith('application/json')) return new RawJson(verify.text);
       return verify.json();
     },
   },

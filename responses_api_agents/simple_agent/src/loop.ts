@@ -61,7 +61,8 @@ export async function runAgentLoop(
   client: ServerClient,
   incomingCookies: Cookies,
 ): Promise<LoopResult> {
-  const body = structuredClone(params) as Json;
+  // Read-only below: every request is built from fresh copies.
+  const body = params as Json;
   const input: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as unknown[]);
   const newOutputs: Json[] = [];
   let modelCookies: Cookies = {};
