@@ -1,15 +1,112 @@
 /**
  * A `fetch` for SDK clients (the openai package) on top of a shared undici keep-alive pool
  * (see dispatch.ts). It skips WHATWG fetch's stream machinery, which costs more CPU per call than
- * the rest of a proxy hop; the SDK sees an ordinary `Response`.
+ * the rest of a proxy hop: the answer is read whole and handed over as a Response-shaped object
+ * whose stream is only built if someone asks for `body`.
  */
 import { Agent } from 'undici';
-import { dispatchRequest, splitUrl } from './dispatch.js';
+import { dispatchRequest, splitUrl, type ResponseHeaders } from './dispatch.js';
 
 export interface PooledFetchOptions {
   connections?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+}
+
+/** The read-only part of `Headers` an SDK reads from an answer, over the parsed header object. */
+class AnswerHeaders {
+  readonly #map: ResponseHeaders;
+  constructor(map: ResponseHeaders) {
+    this.#map = map;
+  }
+  get(name: string): string | null {
+    const v = this.#map[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+  has(name: string): boolean {
+    return this.#map[name.toLowerCase()] !== undefined;
+  }
+  getSetCookie(): string[] {
+    const v = this.#map['set-cookie'];
+    return v === undefined ? [] : Array.isArray(v) ? [...v] : [v];
+  }
+  forEach(fn: (value: string, key: string, parent: AnswerHeaders) => void): void {
+    for (const [k, v] of this.entries()) fn(v, k, this);
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const k of Object.keys(this.#map)) yield [k, this.get(k)!];
+  }
+  *keys(): IterableIterator<string> {
+    for (const [k] of this.entries()) yield k;
+  }
+  *values(): IterableIterator<string> {
+    for (const [, v] of this.entries()) yield v;
+  }
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+/**
+ * A complete answer already in memory, shaped like a fetch `Response`. Building a real Response
+ * around a buffer sets up a web stream per call; this one creates it only if `body` is read.
+ */
+class BufferedResponse {
+  readonly ok: boolean;
+  readonly statusText = '';
+  readonly redirected = false;
+  readonly type = 'basic';
+  readonly headers: AnswerHeaders;
+  #buffer: Buffer | null;
+  #stream: ReadableStream<Uint8Array> | null = null;
+  bodyUsed = false;
+
+  constructor(
+    readonly url: string,
+    readonly status: number,
+    headers: ResponseHeaders,
+    buffer: Buffer | null,
+  ) {
+    this.ok = status >= 200 && status < 300;
+    this.headers = new AnswerHeaders(headers);
+    this.#buffer = buffer;
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#buffer === null) return null;
+    this.#stream ??= new Response(this.#take()).body;
+    return this.#stream;
+  }
+
+  #take(): Buffer {
+    if (this.bodyUsed) throw new TypeError('Body is unusable: Body has already been read');
+    this.bodyUsed = true;
+    return this.#buffer ?? Buffer.alloc(0);
+  }
+
+  async text(): Promise<string> {
+    return this.#take().toString('utf8');
+  }
+  async json(): Promise<unknown> {
+    return JSON.parse(this.#take().toString('utf8'));
+  }
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const b = this.#take();
+    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+  }
+  async bytes(): Promise<Uint8Array> {
+    return new Uint8Array(this.#take());
+  }
+  async blob(): Promise<Blob> {
+    return new Blob([this.#take()], { type: this.headers.get('content-type') ?? '' });
+  }
+  clone(): BufferedResponse {
+    if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed');
+    const raw: ResponseHeaders = Object.create(null) as ResponseHeaders;
+    for (const [k, v] of this.headers.entries()) raw[k] = v;
+    return new BufferedResponse(this.url, this.status, raw, this.#buffer);
+  }
 }
 
 export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetch {
@@ -23,7 +120,8 @@ export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetc
   const pooled = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, init);
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((v, k) => {
+    const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    given.forEach((v, k) => {
       headers[k] = v;
     });
     let body: string | Buffer | undefined;
@@ -37,12 +135,8 @@ export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetc
       body,
       signal: init.signal,
     });
-    const outHeaders: [string, string][] = [];
-    for (const [k, v] of Object.entries(res.headers)) {
-      for (const one of Array.isArray(v) ? v : [v]) outHeaders.push([k, one]);
-    }
-    const nullBody = res.status === 204 || res.status === 304;
-    return new Response(nullBody ? null : res.body, { status: res.status, headers: outHeaders });
+    const nullBody = res.status === 204 || res.status === 304 || init.method === 'HEAD';
+    return new BufferedResponse(String(input), res.status, res.headers, nullBody ? null : res.body) as unknown as Response;
   };
   return pooled as typeof fetch;
 }

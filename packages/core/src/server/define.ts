@@ -193,13 +193,15 @@ export function defineServer<CS extends z.ZodType, S>(
     const cookieName = `${input.className}___${config.name}`;
     const secret = process.env.NEMO_GYM_SESSION_SECRET ? `${process.env.NEMO_GYM_SESSION_SECRET}:${cookieName}` : cookieName;
 
-    const signed = new Map<string, string>();
-    // Signing is the same for every response of a session: remember the signed value.
-    const sign = (id: string) => {
+    // Signing is the same for every response of a session: remember the signed value and the
+    // whole Set-Cookie line (bounded; a cleared entry is just signed again).
+    const signed = new Map<string, { value: string; setCookie: string }>();
+    const signedEntry = (id: string) => {
       let v = signed.get(id);
       if (v === undefined) {
         if (signed.size >= 100_000) signed.clear();
-        v = encodeSession(id, secret);
+        const value = encodeSession(id, secret);
+        v = { value, setCookie: formatSetCookie(cookieName, value) };
         signed.set(id, v);
       }
       return v;
@@ -212,7 +214,7 @@ export function defineServer<CS extends z.ZodType, S>(
       if (value !== undefined) {
         const dot = value.lastIndexOf('.');
         const candidate = dot > 0 ? value.slice(0, dot) : '';
-        id = signed.get(candidate) === value ? candidate : decodeSession(value, secret);
+        id = signed.get(candidate)?.value === value ? candidate : decodeSession(value, secret);
       }
       return { id: id ?? newSessionId(), cookies, extra: null };
     };
@@ -220,7 +222,7 @@ export function defineServer<CS extends z.ZodType, S>(
     const setCookieValues = (session: Session): string[] => {
       const out: string[] = [];
       if (session.extra) for (const [k, v] of Object.entries(session.extra)) if (k !== cookieName) out.push(formatSetCookie(k, v));
-      out.push(formatSetCookie(cookieName, sign(session.id)));
+      out.push(signedEntry(session.id).setCookie);
       return out;
     };
 
