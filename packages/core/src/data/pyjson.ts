@@ -8,7 +8,7 @@
  *   wins at the first key's position, as a Python dict does), array -> array.
  * `NaN`, `Infinity` and `-Infinity` are accepted, as Python's `json.loads` does.
  */
-import { pyFloatRepr, pyJsonString } from '../py/index.js';
+import { pyJsonDumps } from '../py/index.js';
 
 export type PyValue = null | boolean | string | number | bigint | PyValue[] | PyDict;
 export type PyDict = Map<string, PyValue>;
@@ -185,75 +185,13 @@ export interface PyDumpsOptions {
   indent?: number;
 }
 
-function floatToken(x: number): string {
-  if (Number.isNaN(x)) return 'NaN';
-  if (x === Infinity) return 'Infinity';
-  if (x === -Infinity) return '-Infinity';
-  return pyFloatRepr(x);
-}
-
 /**
  * Python `json.dumps(value)` (ensure_ascii, default separators; with `indent`, Python's `","`
  * item separator and newlines) of a lossless value. Plain objects are accepted as dicts and plain
  * numbers as floats, so validated (plain) objects can be dumped too.
  */
 export function pyDumps(value: unknown, options: PyDumpsOptions = {}): string {
-  const indent = options.indent;
-  const itemSep = indent === undefined ? ', ' : ',';
-  const parts: string[] = [];
-  const write = (v: unknown, depth: number): void => {
-    if (v === null || v === undefined) {
-      parts.push('null');
-      return;
-    }
-    switch (typeof v) {
-      case 'boolean':
-        parts.push(v ? 'true' : 'false');
-        return;
-      case 'bigint':
-        parts.push(v.toString());
-        return;
-      case 'number':
-        parts.push(floatToken(v));
-        return;
-      case 'string':
-        parts.push(pyJsonString(v, true));
-        return;
-      default:
-        break;
-    }
-    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
-    const padEnd = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
-    if (Array.isArray(v)) {
-      if (v.length === 0) {
-        parts.push('[]');
-        return;
-      }
-      parts.push('[' + pad);
-      v.forEach((item, k) => {
-        if (k > 0) parts.push(itemSep + pad);
-        write(item, depth + 1);
-      });
-      parts.push(padEnd + ']');
-      return;
-    }
-    const entries: [string, unknown][] =
-      v instanceof Map ? [...(v as Map<string, unknown>).entries()] : Object.entries(v as Record<string, unknown>);
-    const kept = entries.filter(([, val]) => val !== undefined);
-    if (kept.length === 0) {
-      parts.push('{}');
-      return;
-    }
-    parts.push('{' + pad);
-    kept.forEach(([k, val], idx) => {
-      if (idx > 0) parts.push(itemSep + pad);
-      parts.push(pyJsonString(k, true) + ': ');
-      write(val, depth + 1);
-    });
-    parts.push(padEnd + '}');
-  };
-  write(value, 0);
-  return parts.join('');
+  return pyJsonDumps(value, { indent: options.indent, numbers: 'float' });
 }
 
 /** Convert a lossless value to plain JS (Map -> object, bigint -> number) for schema validation. */

@@ -78,17 +78,23 @@ export interface PyJsonDumpsOptions {
   ensureAscii?: boolean;
   /** Python's `indent`; default none (single line). */
   indent?: number;
-  /** Treat every non-integral or PyFloat number as float; integral JS numbers print as ints unless listed here. */
+  /**
+   * How plain JS numbers print: `auto` (default) prints integral ones as ints; `float` prints
+   * every number as a float, for lossless values where ints are bigints.
+   */
+  numbers?: 'auto' | 'float';
 }
 
 /**
- * Python `json.dumps(value, ...)`. Integral numbers print as ints unless wrapped in `PyFloat`;
- * other numbers print with Python's float repr.
+ * Python `json.dumps(value, ...)`. Integral numbers print as ints unless wrapped in `PyFloat` (or
+ * `numbers: 'float'`); other numbers print with Python's float repr; bigints print exactly. A Map
+ * is a dict in insertion order; `undefined` members are left out.
  */
 export function pyJsonDumps(value: unknown, options: PyJsonDumpsOptions = {}): string {
   const ensureAscii = options.ensureAscii ?? true;
   const indent = options.indent;
   const [itemSep, keySep] = options.separators ?? (indent !== undefined ? [',', ': '] : [', ', ': ']);
+  const allFloats = options.numbers === 'float';
 
   const encode = (v: unknown, depth: number): string => {
     if (v === null || v === undefined) return 'null';
@@ -97,7 +103,7 @@ export function pyJsonDumps(value: unknown, options: PyJsonDumpsOptions = {}): s
       case 'boolean':
         return v ? 'true' : 'false';
       case 'number':
-        return Number.isInteger(v) ? pyJsonInt(v) : pyJsonFloat(v);
+        return Number.isInteger(v) && !allFloats ? pyJsonInt(v) : pyJsonFloat(v);
       case 'bigint':
         return v.toString();
       case 'string':
@@ -111,7 +117,8 @@ export function pyJsonDumps(value: unknown, options: PyJsonDumpsOptions = {}): s
       if (v.length === 0) return '[]';
       return `[${pad}${v.map((item) => encode(item, depth + 1)).join(itemSep + pad)}${padEnd}]`;
     }
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, val]) => val !== undefined);
+    const all = v instanceof Map ? [...(v as Map<string, unknown>).entries()] : Object.entries(v as Record<string, unknown>);
+    const entries = all.filter(([, val]) => val !== undefined);
     if (entries.length === 0) return '{}';
     return `{${pad}${entries
       .map(([k, val]) => `${pyJsonString(k, ensureAscii)}${keySep}${encode(val, depth + 1)}`)
