@@ -1,4 +1,5 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -173,6 +174,22 @@ describe.each(transports)('server runtime (%s)', (kind, transport) => {
 });
 
 describe('server runtime over HTTP', () => {
+  it('keeps serving after clients hang up in the middle of a body', async () => {
+    const app = await server.build({ config: { name: 'hangups', domain: 'other' } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    for (let i = 0; i < 5; i++) {
+      const socket = connect(port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write('POST /bump HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"by":');
+      await new Promise((r) => setTimeout(r, 5));
+      socket.destroy();
+    }
+    const res = await request(`http://127.0.0.1:${port}/bump`, { method: 'POST', body: '{"by": 7}', headers: { 'content-type': 'application/json' } });
+    expect(await res.body.json()).toEqual({ count: 7 });
+    await app.close();
+  });
+
   it('refuses a body over the limit by its Content-Length with 413', async () => {
     const app = await server.build({ config: { name: 'limits', domain: 'other' } });
     await app.listen({ host: '127.0.0.1', port: 0 });

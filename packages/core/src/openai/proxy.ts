@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the pass-through model servers (OpenAI, Azure OpenAI): answering backend
+ * Shared pieces of the SDK-backed model servers (OpenAI, Azure OpenAI): answering backend
  * failures with the backend's status and error body plus a clear explanation, and validating
  * what the backend returned.
  */
@@ -9,13 +9,11 @@ import { RawJson } from '../server/define.js';
 import { UpstreamError, fromOpenAIClientError, redactSecret } from './upstream.js';
 
 /**
- * The answer for a failed backend call (return it from the handler). A backend HTTP error keeps its status and its
- * `error` object (so OpenAI clients see the original message and code) and gains a `detail`
+ * The answer for a failed backend call (a handler returns it). A backend HTTP error keeps its
+ * status and its `error` object (so OpenAI clients see the original message and code) and gains a `detail`
  * naming the backend; transport failures answer 502/504 with a `detail`.
  */
 export function backendErrorAnswer(err: unknown, url: string, apiKey: string): RawJson {
-  // Our own client keeps the backend's whole body; the SDK has already taken its `error` out.
-  const wholeBody = err instanceof UpstreamError;
   const mapped = fromOpenAIClientError(err, url, apiKey);
   if (mapped instanceof UpstreamError && mapped.kind === 'status' && mapped.upstreamBody) {
     // The backend's own error text may echo credentials; scrub the key from it as well.
@@ -26,7 +24,6 @@ export function backendErrorAnswer(err: unknown, url: string, apiKey: string): R
     } catch {
       error = upstreamBody;
     }
-    if (wholeBody && error !== null && typeof error === 'object' && !Array.isArray(error) && 'error' in error) error = (error as { error: unknown }).error;
     const body: Record<string, unknown> = { detail: mapped.message };
     if (error !== null && error !== undefined) body.error = error;
     return new RawJson(JSON.stringify(body), mapped.status);

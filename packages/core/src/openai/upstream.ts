@@ -74,9 +74,9 @@ export function transportError(url: string, err: unknown, timeoutMs: number | un
 }
 
 /** Maps an error status answered by the backend to an UpstreamError. */
-export function statusError(url: string, status: number, body: string, apiKey?: string, keepServerErrorStatus = false): UpstreamError {
+export function statusError(url: string, status: number, body: string, apiKey?: string): UpstreamError {
   const shown = redactSecret(shorten(body), apiKey);
-  const ours = (status >= 400 && status < 500) || (keepServerErrorStatus && status >= 500 && status < 600) ? status : 502;
+  const ours = status >= 400 && status < 500 ? status : 502;
   return new UpstreamError(ours, `the model backend at ${url} answered HTTP ${status}: ${shown}`, 'status', url, status, body);
 }
 
@@ -84,16 +84,10 @@ export interface PostJsonOptions {
   apiKey?: string;
   /** Whole-request timeout (headers and body), ms. */
   timeoutMs?: number;
-  /** Attempts in total for retryable statuses (and connection errors when retried). */
+  /** Attempts in total for retryable statuses (429, 500, 502, 503, 504, 520). */
   maxAttempts?: number;
   /** First pause before a retry; it doubles per attempt (with jitter) up to 8 s. */
   retrySleepMs?: number;
-  /** Statuses worth another attempt (default: 429, 500, 502, 503, 504, 520). */
-  retryStatuses?: ReadonlySet<number>;
-  /** Also retry refused/reset connections (never timeouts). Default false. */
-  retryConnectionErrors?: boolean;
-  /** Answer a backend 5xx with the same status instead of 502. Default false. */
-  keepServerErrorStatus?: boolean;
   dispatcher?: Dispatcher;
   method?: 'POST' | 'GET';
   log?: (msg: string) => void;
@@ -131,7 +125,6 @@ export function retryDelayMs(attempt: number, baseMs: number, headers: Record<st
  */
 export async function postJson(url: string, body: unknown, opts: PostJsonOptions = {}): Promise<unknown> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
-  const retryStatuses = opts.retryStatuses ?? RETRYABLE_STATUSES;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -148,14 +141,7 @@ export async function postJson(url: string, body: unknown, opts: PostJsonOptions
         bodyTimeout: opts.timeoutMs,
       });
     } catch (err) {
-      const failure = transportError(url, err, opts.timeoutMs, opts.apiKey);
-      if (opts.retryConnectionErrors && failure.kind === 'connect' && attempt < maxAttempts) {
-        const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500);
-        opts.log?.(`${failure.message} (attempt ${attempt} of ${maxAttempts}); retrying in ${Math.round(delay)} ms`);
-        await new Promise((r) => setTimeout(r, delay));
-        continue;
-      }
-      throw failure;
+      throw transportError(url, err, opts.timeoutMs, opts.apiKey);
     }
     const { status } = res;
     const text = res.body.toString('utf8');
@@ -173,13 +159,13 @@ export async function postJson(url: string, body: unknown, opts: PostJsonOptions
         );
       }
     }
-    if (retryStatuses.has(status) && attempt < maxAttempts) {
+    if (RETRYABLE_STATUSES.has(status) && attempt < maxAttempts) {
       const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500, res.headers);
       opts.log?.(`HTTP ${status} from ${url} (attempt ${attempt} of ${maxAttempts}); retrying in ${Math.round(delay)} ms`);
       await new Promise((r) => setTimeout(r, delay));
       continue;
     }
-    throw statusError(url, status, text, opts.apiKey, opts.keepServerErrorStatus);
+    throw statusError(url, status, text, opts.apiKey);
   }
 }
 
