@@ -87,6 +87,11 @@ describe('createPooledFetch', () => {
     expect(res.ok).toBe(false);
     const text = await new Response(res.body).text();
     expect(JSON.parse(text).url).toBe('/teapot');
+    // Looking at `body` (as the SDK does when a caller passes a signal) leaves it readable.
+    const peeked = await f(`${origin}/peek`, { method: 'POST', body: '{}' });
+    expect(peeked.body).not.toBeNull();
+    expect(((await peeked.json()) as { url: string }).url).toBe('/peek');
+    await expect(peeked.text()).rejects.toThrow(/already been read/);
     const empty = await f(`${origin}/empty`, { method: 'POST', body: '{}' });
     expect(empty.status).toBe(204);
     expect(empty.body).toBeNull();

@@ -17,7 +17,8 @@ export interface CollectedResponse {
 }
 
 export interface DispatchOptions {
-  method?: 'GET' | 'POST';
+  /** HTTP method (default: POST with a body, GET without). */
+  method?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
   signal?: AbortSignal | null;

@@ -73,36 +73,48 @@ class BufferedResponse {
     this.#buffer = buffer;
   }
 
+  /** A stream over the buffer, made on first access; reading it (or any reader below) uses the body up. */
   get body(): ReadableStream<Uint8Array> | null {
     if (this.#buffer === null) return null;
-    this.#stream ??= new Response(this.#take()).body;
+    if (this.#stream === null) {
+      const buffer = this.#buffer;
+      this.#stream = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          controller.enqueue(new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength));
+          controller.close();
+        },
+      });
+    }
     return this.#stream;
   }
 
-  #take(): Buffer {
-    if (this.bodyUsed) throw new TypeError('Body is unusable: Body has already been read');
+  async #read(): Promise<Buffer> {
+    if (this.bodyUsed || this.#stream?.locked) throw new TypeError('Body is unusable: Body has already been read');
     this.bodyUsed = true;
-    return this.#buffer ?? Buffer.alloc(0);
+    if (this.#stream === null) return this.#buffer ?? Buffer.alloc(0);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of this.#stream as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
+    return Buffer.concat(chunks);
   }
 
   async text(): Promise<string> {
-    return this.#take().toString('utf8');
+    return (await this.#read()).toString('utf8');
   }
   async json(): Promise<unknown> {
-    return JSON.parse(this.#take().toString('utf8'));
+    return JSON.parse((await this.#read()).toString('utf8'));
   }
   async arrayBuffer(): Promise<ArrayBuffer> {
-    const b = this.#take();
+    const b = await this.#read();
     return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
   }
   async bytes(): Promise<Uint8Array> {
-    return new Uint8Array(this.#take());
+    return new Uint8Array(await this.#read());
   }
   async blob(): Promise<Blob> {
-    return new Blob([this.#take()], { type: this.headers.get('content-type') ?? '' });
+    return new Blob([await this.#read()], { type: this.headers.get('content-type') ?? '' });
   }
   clone(): BufferedResponse {
-    if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed');
+    if (this.bodyUsed || this.#stream !== null) throw new TypeError('Response.clone: Body has already been consumed');
     const raw: ResponseHeaders = Object.create(null) as ResponseHeaders;
     for (const [k, v] of this.headers.entries()) raw[k] = v;
     return new BufferedResponse(this.url, this.status, raw, this.#buffer);
@@ -130,7 +142,7 @@ export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetc
     else if (init.body !== undefined && init.body !== null) return fetch(input, init);
     const [origin, path] = splitUrl(String(input));
     const res = await dispatchRequest(dispatcher, origin, path, {
-      method: (init.method ?? 'GET') as 'GET',
+      method: init.method ?? 'GET',
       headers,
       body,
       signal: init.signal,
