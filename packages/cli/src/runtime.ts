@@ -1,5 +1,12 @@
-/** Shared plumbing of the ng-* commands: parse the config, run, report errors without stack traces. */
-import { NgError, parseArgs, parseGlobalConfig, type ConfigDict, type ParseOptions } from '@nemo-gym/core';
+/**
+ * Shared plumbing of the ng-* commands. Each command is one commander program: its description,
+ * the conventional options (--config, --set, --help) and the Hydra-style settings as a variadic
+ * argument. The settings are not interpreted here: they go, in order, to the config parser of
+ * @nemo-gym/core (`parseOverride`, `parseGlobalConfig`), which merges them with the config files
+ * and env.yaml. Errors are reported as one message without a stack trace.
+ */
+import { Command, CommanderError } from 'commander';
+import { NgError, UsageError, parseGlobalConfig, parseOverride, type ConfigDict, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core';
 
 export interface FlagSpec {
   name: string;
@@ -13,66 +20,125 @@ export interface CommandSpec {
   name: string;
   summary: string;
   description?: string;
+  /** The command's own settings, given as +name=value. */
   flags?: FlagSpec[];
+  /** The root package.json script that runs it (default `ng-<name>`), for `pnpm <script>`. */
+  pnpmScript?: string;
   /** Initial config dict (upstream's initial_global_config_dict). */
   initial?: ConfigDict;
-  /** Skip server-port allocation when the command starts no server. */
   main: (config: ConfigDict, argv: readonly string[]) => Promise<number>;
 }
 
-export function formatHelp(spec: CommandSpec): string {
-  const lines = [`ng-${spec.name} (also ng_${spec.name}): ${spec.summary}`];
-  if (spec.description) lines.push('', spec.description);
-  lines.push('', 'Parameters (give them as +name=value):');
+/** Exit code of a usage error (a wrong flag or setting), as most command-line tools use. */
+export const USAGE_EXIT_CODE = 2;
+
+/** Every name the command runs under: the bins of packages/cli (ng-x, ng_x, nemo_gym_x). */
+export function commandNames(spec: CommandSpec): string[] {
+  const snake = spec.name.replace(/-/g, '_');
+  return [`ng-${spec.name}`, `ng_${snake}`, `nemo_gym_${snake}`];
+}
+
+export function pnpmScriptOf(spec: CommandSpec): string {
+  return spec.pnpmScript ?? `ng-${spec.name}`;
+}
+
+function parametersHelp(spec: CommandSpec): string {
+  const lines = ['', 'Parameters (give them as +name=value):'];
   const flags = spec.flags ?? [];
-  if (flags.length === 0) lines.push('  There are no arguments to this CLI command!');
+  if (flags.length === 0) lines.push('  There are no parameters to this command.');
   const width = Math.max(0, ...flags.map((f) => `${f.name} (${f.type})`.length));
   for (const f of flags) lines.push(`  - ${`${f.name} (${f.type})`.padEnd(width)}  ${f.required ? '[required] ' : ''}${f.description}`);
+  const [, ...aliases] = commandNames(spec);
   lines.push(
     '',
-    'Every command also takes the config options: "+config_paths=[a.yaml,b.yaml]" (or --config a.yaml),',
-    '+key=value / ++key=value / ~key overrides (or --set key=value), and env.yaml at the repo root.',
+    'Settings: "+config_paths=[a.yaml,b.yaml]" names the config files; +key=value adds a key, ++key=value adds or',
+    'overrides it, ~key deletes it; dotted keys reach inside (+a.b.c=1); values are typed (null, true, 3, 0.5,',
+    '[a,b], {k: v}, quoted strings). env.yaml at the repository root is read first.',
+    '',
+    `Also runs as ${aliases.join(' and ')}; from the repository root: pnpm ${pnpmScriptOf(spec)}.`,
   );
   return lines.join('\n');
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The commander program of one ng-* command (it neither exits nor prints errors itself). */
+export function commandProgram(spec: CommandSpec): Command {
+  return new Command(`ng-${spec.name}`)
+    .description(spec.description ? `${spec.summary}\n\n${spec.description}` : spec.summary)
+    .argument('[settings...]', 'Hydra-style settings: +key=value, ++key=value, ~key, "+config_paths=[a.yaml,b.yaml]"')
+    .option('-c, --config <path>', 'a config file (repeatable; appended to config_paths)', collect)
+    .option('--set <key=value>', 'a setting, the same as ++key=value (repeatable)', collect)
+    .helpOption('-h, --help', 'print this help (so does +h=true)')
+    .addHelpText('after', parametersHelp(spec))
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => process.stderr.write(s),
+      outputError: () => undefined,
+    });
 }
 
 function isTruthy(v: unknown): boolean {
   return v !== undefined && v !== null && v !== false && v !== 0 && v !== '' && v !== 'false';
 }
 
+function helpAsked(overrides: readonly Override[]): boolean {
+  return overrides.some((o) => (o.key === 'h' || o.key === 'help') && o.kind !== 'delete' && isTruthy(o.value));
+}
+
+/** Commander's own parse errors, in the words the command line used before. */
+function usageErrorOf(err: CommanderError, spec: CommandSpec): UsageError {
+  const flag = /'([^']+)'/.exec(err.message)?.[1] ?? '';
+  const hint = /\(Did you mean ([^)?]+)\?\)/.exec(err.message)?.[1];
+  if (err.code === 'commander.unknownOption') {
+    return new UsageError(
+      `Unknown flag \`${flag}\`.${hint ? ` Did you mean \`${hint}\`?` : ''} Settings are given as \`+key=value\` (or \`--set key=value\`); config files as \`"+config_paths=[a.yaml]"\` or \`--config a.yaml\`. See \`ng-${spec.name} --help\`.`,
+    );
+  }
+  if (err.code === 'commander.optionMissingArgument') {
+    const long = /--[a-z-]+/.exec(flag)?.[0] ?? flag;
+    return new UsageError(`Flag ${long} needs a value, e.g. \`${long} ${long === '--config' ? 'configs/x.yaml' : 'key=value'}\`.`);
+  }
+  return new UsageError(`${err.message.replace(/^error: /, '')}. See \`ng-${spec.name} --help\`.`);
+}
+
+/** Runs one command on a command line; resolves with the exit code. */
 export async function runCli(spec: CommandSpec, argv: readonly string[] = process.argv.slice(2), parseOptions: ParseOptions = {}): Promise<number> {
-  try {
-    const args = parseArgs(argv);
-    const helpAsked = args.help || args.overrides.some((o) => (o.key === 'h' || o.key === 'help') && o.kind !== 'delete' && isTruthy((o as { value: unknown }).value));
-    if (helpAsked) {
-      process.stdout.write(`${formatHelp(spec)}\n`);
-      return 0;
+  const program = commandProgram(spec);
+  let code = 0;
+  program.action(async (settings: string[], opts: { config?: string[]; set?: string[] }) => {
+    const overrides = [...settings.map(parseOverride), ...(opts.set ?? []).map((kv) => parseOverride(`++${kv}`))];
+    if (helpAsked(overrides)) {
+      program.outputHelp();
+      return;
     }
+    const args: ParsedArgs = { overrides, configFiles: opts.config ?? [], help: false };
     const { config } = await parseGlobalConfig({ args, initial: spec.initial, ...parseOptions });
     for (const f of spec.flags ?? []) {
       if (f.required && (config[f.name] === undefined || config[f.name] === null || config[f.name] === '')) {
-        throw new NgError('NG_ERR_USAGE', `ng-${spec.name} needs +${f.name}=<${f.type}>: ${f.description}. See \`ng-${spec.name} --help\`.`);
+        throw new UsageError(`ng-${spec.name} needs +${f.name}=<${f.type}>: ${f.description}. See \`ng-${spec.name} --help\`.`);
       }
     }
-    return await spec.main(config, argv);
-  } catch (err) {
+    code = await spec.main(config, argv);
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (caught) {
+    let err = caught;
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return 0;
+      err = usageErrorOf(err, spec);
+    }
     if (err instanceof NgError) {
       process.stderr.write(`ng-${spec.name}: ${err.message}\n`);
-      return err.code === 'NG_ERR_USAGE' ? 2 : 1;
+      return err.code === 'NG_ERR_USAGE' ? USAGE_EXIT_CODE : 1;
     }
-    process.stderr.write(`ng-${spec.name}: unexpected error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`ng-${spec.name}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;
   }
-}
-
-export function exitWith(code: Promise<number>): void {
-  code.then(
-    (c) => {
-      process.exitCode = c;
-    },
-    (err: unknown) => {
-      process.stderr.write(`${String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
 }

@@ -300,6 +300,7 @@ async function sectionExtras(): Promise<void> {
 export const benchCommand: CommandSpec = {
   name: 'bench',
   summary: 'Measure rollout throughput, latency, CPU and memory against a bare node:http chain',
+  pnpmScript: 'bench',
   flags: [
     { name: 'rollouts', type: 'int', description: 'rollouts in section A (default 10000)' },
     { name: 'concurrency', type: 'int', description: 'concurrency in section A (default 512)' },

@@ -17,6 +17,7 @@ export const QUICKSTART_CONFIGS = [
 export const quickstartCommand: CommandSpec = {
   name: 'quickstart',
   summary: 'Start simple_weather + simple_agent + the replay model and collect the example rollouts (no API key)',
+  pnpmScript: 'quickstart',
   flags: [{ name: 'output_jsonl_fpath', type: 'str', description: 'where to write (default results/quickstart/simple_weather_rollouts.jsonl)' }],
   main: async (cliConfig) => {
     const root = repoRoot();

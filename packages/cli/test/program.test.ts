@@ -1,0 +1,150 @@
+/**
+ * The command line of every ng-* command: commander options and help around the Hydra-style
+ * settings, which reach the config parser unchanged.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ConfigDict } from '@nemo-gym/core';
+import { COMMANDS } from '../src/commands/index.js';
+import { commandNames, pnpmScriptOf, runCli, type CommandSpec } from '../src/runtime.js';
+
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
+const dirs: string[] = [];
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+function capture(): { out: () => string; err: () => string } {
+  const out: string[] = [];
+  const err: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => (out.push(String(c)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => (err.push(String(c)), true));
+  return { out: () => out.join(''), err: () => err.join('') };
+}
+
+/** A command that records the config it was given. */
+function recorder(flags: CommandSpec['flags'] = []): { spec: CommandSpec; seen: ConfigDict[] } {
+  const seen: ConfigDict[] = [];
+  const spec: CommandSpec = {
+    name: 'probe',
+    summary: 'Records its config',
+    flags,
+    main: async (config) => {
+      seen.push(config);
+      return 0;
+    },
+  };
+  return { spec, seen };
+}
+
+function yamlFiles(files: Record<string, string>): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), 'ng-cli-args-'));
+  dirs.push(dir);
+  const paths: Record<string, string> = {};
+  for (const [name, text] of Object.entries(files)) {
+    paths[name] = join(dir, name);
+    writeFileSync(paths[name]!, text);
+  }
+  return paths;
+}
+
+describe('Hydra-style settings through commander', () => {
+  it('config_paths lists, +, ++, ~, dotted keys and typed values reach the config', async () => {
+    const f = yamlFiles({ 'a.yaml': 'from_a: 1\nshared: a\ngone: x\n', 'b.yaml': 'from_b: [1, 2]\nshared: b\n' });
+    const { spec, seen } = recorder();
+    const code = await runCli(
+      spec,
+      [`+config_paths=[${f['a.yaml']},${f['b.yaml']}]`, '+x.y.z=3', '++shared=cli', '~gone', '+f=0.5', '+n=null', '+t=true', "+s='007'", '+l=[a,1]', '+d={k: v}'],
+      { skipEnv: true },
+    );
+    expect(code).toBe(0);
+    const c = seen[0]!;
+    expect(c).toMatchObject({ from_a: 1, from_b: [1, 2], shared: 'cli', x: { y: { z: 3 } }, f: 0.5, n: null, t: true, s: '007', l: ['a', 1], d: { k: 'v' } });
+    expect('gone' in c).toBe(false);
+  });
+
+  it('--config, -c and --set (both spellings) work as before', async () => {
+    const f = yamlFiles({ 'a.yaml': 'from_a: 1\n', 'b.yaml': 'from_b: 2\n', 'c.yaml': 'from_c: 3\n' });
+    const { spec, seen } = recorder();
+    const code = await runCli(spec, ['--config', f['a.yaml']!, '-c', f['b.yaml']!, `--config=${f['c.yaml']}`, '--set', 'k=1', '--set=m.n=[x]', '+p=2'], { skipEnv: true });
+    expect(code).toBe(0);
+    expect(seen[0]).toMatchObject({ from_a: 1, from_b: 2, from_c: 3, k: 1, m: { n: ['x'] }, p: 2 });
+  });
+
+  it('--set overrides a +key of the same name, as ++key does', async () => {
+    const { spec, seen } = recorder();
+    expect(await runCli(spec, ['--set', 'a=2', '+a=1'], { skipEnv: true })).toBe(0);
+    expect(seen[0]!.a).toBe(2);
+  });
+
+  it('a key without a plus is refused as before (exit 1, how to write it)', async () => {
+    const io = capture();
+    const { spec, seen } = recorder();
+    expect(await runCli(spec, ['foo=bar'], { skipEnv: true })).toBe(1);
+    expect(seen).toHaveLength(0);
+    expect(io.err()).toMatch(/ng-probe: Command-line override `foo=bar`: could not override `foo`.*`\+foo=bar`/);
+  });
+
+  it('--help, -h and +h=true print the help with the parameters; the command does not run', async () => {
+    const { spec, seen } = recorder([{ name: 'rows', type: 'int', description: 'how many rows', required: true }]);
+    for (const argv of [['--help'], ['-h'], ['+h=true'], ['+help=true', '+x=1']]) {
+      const io = capture();
+      expect(await runCli(spec, argv, { skipEnv: true })).toBe(0);
+      expect(io.out()).toMatch(/^Usage: ng-probe \[options\] \[settings\.\.\.\]/);
+      expect(io.out()).toMatch(/--config <path>/);
+      expect(io.out()).toMatch(/- rows \(int\)\s+\[required\] how many rows/);
+      vi.restoreAllMocks();
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  it('+h=false is an ordinary setting', async () => {
+    const { spec, seen } = recorder();
+    expect(await runCli(spec, ['+h=false'], { skipEnv: true })).toBe(0);
+    expect(seen[0]!.h).toBe(false);
+  });
+
+  it('an unknown flag is a usage error (exit 2) with a suggestion', async () => {
+    const io = capture();
+    const { spec, seen } = recorder();
+    expect(await runCli(spec, ['--conifg', 'a.yaml'], { skipEnv: true })).toBe(2);
+    expect(io.err()).toMatch(/ng-probe: Unknown flag `--conifg`\. Did you mean `--config`\? Settings are given as `\+key=value`/);
+    expect(await runCli(spec, ['--set'], { skipEnv: true })).toBe(2);
+    expect(io.err()).toMatch(/Flag --set needs a value, e.g. `--set key=value`/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('a missing required parameter is a usage error that names it', async () => {
+    const io = capture();
+    const { spec } = recorder([{ name: 'rows', type: 'int', description: 'how many rows', required: true }]);
+    expect(await runCli(spec, ['+other=1'], { skipEnv: true })).toBe(2);
+    expect(io.err()).toMatch(/ng-probe needs \+rows=<int>: how many rows\. See `ng-probe --help`/);
+  });
+});
+
+describe('command names', () => {
+  const bins = (JSON.parse(readFileSync(join(repo, 'packages/cli/package.json'), 'utf8')) as { bin: Record<string, string> }).bin;
+  const scripts = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+  it('every name a help text gives exists: the bins and the pnpm script', async () => {
+    for (const c of COMMANDS) {
+      const io = capture();
+      expect(await runCli(c, ['--help'])).toBe(0);
+      const help = io.out();
+      vi.restoreAllMocks();
+      for (const name of commandNames(c)) {
+        expect(bins[name], `${name} in packages/cli/package.json bin`).toBe(`./bin/ng-${c.name}.js`);
+        expect(help).toContain(name);
+      }
+      expect(scripts[pnpmScriptOf(c)], `root script ${pnpmScriptOf(c)}`).toContain(`packages/cli/bin/ng-${c.name}.js`);
+      expect(help).toContain(`pnpm ${pnpmScriptOf(c)}`);
+      // No mixed spellings such as ng_collect-rollouts.
+      expect(help).not.toMatch(/\bng_[a-z_]*-|nemo_gym_[a-z_]*-/);
+    }
+  });
+});
