@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './config/index.js';
+export * from './http/index.js';
 export * from './server/index.js';
 export * from './client/index.js';
 export * from './py/index.js';

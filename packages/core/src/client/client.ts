@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
 import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
-import { formatCookieHeader, parseSetCookies } from '../server/session.js';
+import { formatCookieHeader, parseSetCookies } from '../http/cookies.js';
 import { dispatchRequest, splitUrl, type CollectedResponse } from './dispatch.js';
 import { backoffDelay, DEFAULT_RETRY, isRetryableTransportError, sleep, type RetryPolicy } from './retry.js';
 

@@ -3,7 +3,7 @@
  * strict Responses create-params schema. Valid rows yield the per-row metrics.
  */
 import { z } from 'zod';
-import { ResponseCreateParamsSchema } from '../openai/index.js';
+import { ResponseCreateParamsSchema } from '../openai/schemas.js';
 import { countDumpWords, pyJsonLoads, PyJsonDecodeError, toPlain, type PyDict, type PyValue } from './pyjson.js';
 import type { SampleMetrics } from './metrics.js';
 

@@ -7,8 +7,8 @@
  * which is flushed when a user/system/developer/tool message arrives.
  */
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletion, ChatToolCall, NeMoGymResponse, ResponseCreateParams, ResponseItem, TokenFields } from './index.js';
-import { TOKEN_FIELD_KEYS, hasTokenFields } from './index.js';
+import type { ChatCompletion, ChatToolCall, NeMoGymResponse, ResponseCreateParams, ResponseItem, TokenFields } from './schemas.js';
+import { TOKEN_FIELD_KEYS, hasTokenFields } from './schemas.js';
 
 /** Raised for input that has no Chat Completions equivalent; servers answer it with a 400. */
 export class ConversionError extends Error {

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import { HttpError } from '../errors.js';
-import { RawJson } from '../server/define.js';
+import { RawJson } from '../http/raw-json.js';
 import { UpstreamError, fromOpenAIClientError, redactSecret } from './upstream.js';
 
 /**

@@ -1,5 +1,11 @@
-/** FastAPI-shaped validation details, so tool errors read the same to a model as upstream's. */
+/**
+ * How a failed request is answered: FastAPI-shaped validation details (so tool errors read the
+ * same to a model as upstream's) and the mapping from a thrown value to a status and body.
+ */
 import type { z } from 'zod';
+import { HttpError, describeError } from '../errors.js';
+import { RawJson } from '../http/raw-json.js';
+import type { Logger } from './logger.js';
 
 export interface ValidationDetail {
   type: string;
@@ -31,4 +37,28 @@ export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], body: unk
     const type = issue.code === 'invalid_type' ? `${issue.expected}_type` : issue.code;
     return { type, loc: ['body', ...path], msg: issue.message, input: own ?? null };
   });
+}
+
+/** The 422 answer for a body that is not JSON, worded as FastAPI words it. */
+export function jsonInvalid(err: Error): HttpError {
+  return new HttpError(422, [{ type: 'json_invalid', loc: ['body', 0], msg: `JSON decode error: ${err.message}`, input: {} }]);
+}
+
+/** The 422 answer for a missing body on a route whose schema needs fields. */
+export function emptyBodyDetail(): ValidationDetail[] {
+  return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }];
+}
+
+/**
+ * The answer for a failed request: HttpError keeps its status, a client error raised by Fastify
+ * keeps its 4xx (400 answers 422, as FastAPI does); anything else is a logged, short 500.
+ */
+export function errorAnswer(err: unknown, log: Logger, method: string, url: string): RawJson {
+  if (err instanceof HttpError) return new RawJson(JSON.stringify({ detail: err.detail }), err.status);
+  const e = err as { statusCode?: unknown; message?: string };
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new RawJson(JSON.stringify({ detail: e.message ?? 'Bad request' }), e.statusCode === 400 ? 422 : e.statusCode);
+  }
+  log.error(`${method} ${url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  return new RawJson(JSON.stringify(describeError(err)), 500);
 }

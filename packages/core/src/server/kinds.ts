@@ -5,8 +5,9 @@
  *   agent:            POST /v1/responses, POST /run.
  */
 import { z } from 'zod';
-import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema } from '../openai/index.js';
-import { defineServer, RawJson, type Route, type ServerDefinition, type ServerDefinitionInput } from './define.js';
+import { RawJson } from '../http/raw-json.js';
+import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema } from '../openai/schemas.js';
+import { defineServer, type Route, type ServerDefinition, type ServerDefinitionInput } from './define.js';
 
 export const BaseRunRequestSchema = z.object({ responses_create_params: ResponseCreateParamsSchema });
 export const BaseVerifyRequestSchema = BaseRunRequestSchema.extend({ response: ResponseSchema });

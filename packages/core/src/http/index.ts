@@ -1,0 +1,2 @@
+export * from './cookies.js';
+export * from './raw-json.js';

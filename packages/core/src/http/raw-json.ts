@@ -1,0 +1,8 @@
+/** Return this from a handler to send an already-serialized JSON body as is. */
+export class RawJson {
+  constructor(
+    readonly text: string,
+    /** HTTP status of the answer (200 unless a handler says otherwise). */
+    readonly status: number = 200,
+  ) {}
+}

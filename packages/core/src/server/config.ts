@@ -1,0 +1,18 @@
+/** Config schemas every server's own schema extends: where it listens and what it refers to. */
+import { z } from 'zod';
+import { DomainSchema, ModelServerRefSchema, ResourcesServerRefSchema } from '../config/instances.js';
+
+export const BaseServerConfigSchema = z
+  .object({
+    name: z.string(),
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(0),
+    entrypoint: z.string().default('app.ts'),
+  })
+  .loose();
+export const ResourcesServerConfigSchema = BaseServerConfigSchema.extend({ domain: DomainSchema });
+export const ModelServerConfigSchema = BaseServerConfigSchema;
+export const AgentServerConfigSchema = BaseServerConfigSchema.extend({
+  resources_server: ResourcesServerRefSchema.optional(),
+  model_server: ModelServerRefSchema.optional(),
+});

@@ -1,0 +1,104 @@
+/**
+ * The hot path: JSON POSTs to a server's own routes are answered straight from node:http,
+ * without Fastify's request/reply/hook machinery (which costs more CPU per call than the rest of
+ * a short handler). Everything else — GET /, custom routes, other content types, 404s — goes to
+ * Fastify. Both paths run the same `execute` and answer the same bytes.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { RawJson } from '../http/raw-json.js';
+import { jsonInvalid } from './errors.js';
+import type { Session, SessionCookies } from './session.js';
+
+/** Largest request body accepted (larger ones answer 413). */
+export const BODY_LIMIT = 512 * 1024 * 1024;
+
+export function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const semi = value.indexOf(';');
+  return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+function sendJson(res: ServerResponse, out: RawJson, setCookie: string[]): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(out.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(out.text),
+    'set-cookie': setCookie,
+  });
+  res.end(out.text);
+}
+
+function tooLarge(res: ServerResponse): void {
+  const text = JSON.stringify({ detail: `Request body is larger than the limit of ${BODY_LIMIT} bytes` });
+  res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
+  res.end(text);
+}
+
+export interface FastPathOptions<R> {
+  /** POST routes answered here, by exact URL. */
+  routes: ReadonlyMap<string, R>;
+  sessions: SessionCookies;
+  /** Validates the body and runs the handler (throws or rejects on failure). */
+  execute: (route: R, body: unknown, session: Session) => Promise<RawJson>;
+  /** The answer for a failed request. */
+  failure: (err: unknown, method: string, url: string) => RawJson;
+  /** True once the server is closing: requests then go to Fastify, which answers 503. */
+  closing: () => boolean;
+}
+
+/**
+ * A node:http server (for Fastify's `serverFactory`) that answers JSON POSTs to `routes` itself
+ * and hands every other request to `fallback`.
+ */
+export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  const { routes, sessions, execute, failure, closing } = opts;
+
+  const serveFast = (r: R, req: IncomingMessage, res: ServerResponse): void => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > BODY_LIMIT) {
+      tooLarge(res);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) {
+        chunks.length = 0;
+        if (!res.headersSent) tooLarge(res);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (res.headersSent) return;
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      const session = sessions.open(req.headers.cookie);
+      let outcome: Promise<RawJson>;
+      try {
+        const body: unknown = text.length === 0 ? undefined : JSON.parse(text);
+        outcome = execute(r, body, session);
+      } catch (err) {
+        outcome = Promise.resolve(failure(err instanceof SyntaxError ? jsonInvalid(err) : err, 'POST', req.url ?? ''));
+      }
+      outcome.then(
+        (out) => sendJson(res, out, sessions.setCookieValues(session)),
+        (err: unknown) => sendJson(res, failure(err, 'POST', req.url ?? ''), sessions.setCookieValues(session)),
+      );
+    });
+  };
+
+  const server = createServer((req, res) => {
+    if (req.method === 'POST') {
+      const r = routes.get(req.url ?? '');
+      if (r !== undefined && !closing() && isJsonContentType(req.headers['content-type'])) {
+        serveFast(r, req, res);
+        return;
+      }
+    }
+    fallback(req, res);
+  });
+  server.keepAliveTimeout = 30_000;
+  server.requestTimeout = 0;
+  return server;
+}

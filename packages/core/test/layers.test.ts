@@ -1,0 +1,91 @@
+/**
+ * The import layering of packages/core/src: a module may import from its own folder or from a
+ * lower layer, never from a higher one, and no set of modules imports itself in a circle.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+
+/** Layer of each top-level folder or file of src/ (lower numbers are imported by higher ones). */
+const LAYERS: Record<string, number> = {
+  'errors.ts': 0,
+  py: 1,
+  http: 1,
+  'responses.ts': 1,
+  workers: 1,
+  config: 2,
+  client: 3,
+  openai: 4,
+  server: 5,
+  data: 5,
+  rollouts: 6,
+  testing: 7,
+  internal: 7,
+  'index.ts': 8,
+};
+
+function sources(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) sources(full, out);
+    else if (name.endsWith('.ts')) out.push(full);
+  }
+  return out;
+}
+
+/** Relative imports and re-exports of a module, resolved to .ts paths under src/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms)) {
+    out.push(resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')));
+  }
+  return out;
+}
+
+function unitOf(file: string): string {
+  return relative(SRC, file).split('/')[0]!;
+}
+
+const files = sources(SRC);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+describe('core import layering', () => {
+  it('knows the layer of every top-level module', () => {
+    const unknown = [...new Set(files.map(unitOf))].filter((u) => !(u in LAYERS));
+    expect(unknown).toEqual([]);
+  });
+
+  it('no module imports from a higher layer', () => {
+    const against: string[] = [];
+    for (const [file, deps] of graph) {
+      const from = unitOf(file);
+      for (const dep of deps) {
+        const to = unitOf(dep);
+        if (to !== from && LAYERS[to]! >= LAYERS[from]!) against.push(`${relative(SRC, file)} -> ${relative(SRC, dep)}`);
+      }
+    }
+    expect(against).toEqual([]);
+  });
+
+  it('has no import circle between modules', () => {
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (f: string) => {
+      state.set(f, 'open');
+      stack.push(f);
+      for (const d of graph.get(f) ?? []) {
+        if (state.get(d) === 'open') circles.push(stack.slice(stack.indexOf(d)).concat(d).map((p) => relative(SRC, p)).join(' -> '));
+        else if (!state.has(d)) visit(d);
+      }
+      stack.pop();
+      state.set(f, 'done');
+    };
+    for (const f of files) if (!state.has(f)) visit(f);
+    expect(circles).toEqual([]);
+  });
+});
