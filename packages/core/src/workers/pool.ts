@@ -1,38 +1,29 @@
 /**
- * A small worker-thread pool for CPU-heavy checks, so one process keeps serving while it
- * verifies. The task module exports plain functions; `run(name, args)` calls one in a worker.
- * A task that runs past its time limit has its worker terminated and replaced.
+ * WorkerPool: runs the exported functions of a task module off the calling thread, so one process
+ * keeps serving while it verifies. `run(name, args)` calls one in a worker thread (default) or a
+ * child process (`transport: 'process'`, for code that may crash or exhaust memory). Queueing, time
+ * limits, replacing workers and closing are the TaskPool's (core.ts), the same for both transports.
+ * Without a compiled task module (tests on unbuilt sources) the functions run inline.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { NgError, TimeoutError } from '../errors.js';
+import { fileURLToPath } from 'node:url';
+import { NgError } from '../errors.js';
+import { TaskPool } from './core.js';
+import { processTransport, threadTransport } from './transports.js';
 
 export interface WorkerPoolOptions {
-  /** Number of worker threads (default: cores - 1, at least 1). */
+  /** Number of workers (default: cores - 1, at least 1). */
   size?: number;
-  /** Per-task time limit; 0 = none. */
+  /** Per-task time limit from the moment a ready worker takes the task; 0 = none. A task past it has its worker stopped and replaced. */
   taskTimeoutMs?: number;
   /** Per-worker heap limit in MB. */
   maxOldGenerationSizeMb?: number;
-}
-
-interface Task {
-  id: number;
-  fn: string;
-  args: unknown[];
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-  timer?: NodeJS.Timeout;
-}
-
-interface Slot {
-  worker: Worker;
-  task: Task | null;
-  /** The task module is loaded; time limits start only then. */
-  ready: boolean;
+  /** 'thread' (default) or 'process'. */
+  transport?: 'thread' | 'process';
+  /** Start every worker now and keep `size` running (default: started as tasks arrive). */
+  prestart?: boolean;
 }
 
 /** Maps a `.ts` source URL to its compiled file under the package's dist/ (null if not built). */
@@ -50,133 +41,67 @@ export function compiledPath(moduleUrl: URL | string): string | null {
   return existsSync(out) ? out : null;
 }
 
-function bootstrapPath(): string | null {
-  return compiledPath(new URL(import.meta.url.endsWith('.ts') ? './bootstrap.ts' : './bootstrap.js', import.meta.url));
+function entryPath(name: 'thread-entry' | 'process-entry'): string | null {
+  return compiledPath(new URL(import.meta.url.endsWith('.ts') ? `./${name}.ts` : `./${name}.js`, import.meta.url));
 }
 
+type TaskModule = Record<string, (...a: unknown[]) => unknown>;
+
 export class WorkerPool {
-  private readonly slots: Slot[] = [];
-  private readonly queue: Task[] = [];
-  private readonly size: number;
-  private readonly timeoutMs: number;
-  private readonly modulePath: string | null;
   private readonly moduleUrl: URL;
-  private readonly bootstrap: string | null;
-  private readonly maxOld?: number;
-  private nextId = 1;
+  private readonly pool: TaskPool | null;
   private closed = false;
-  private inline?: Promise<Record<string, (...a: unknown[]) => unknown>>;
+  private inlineModule?: Promise<TaskModule>;
 
   constructor(moduleUrl: URL | string, options: WorkerPoolOptions = {}) {
     this.moduleUrl = new URL(moduleUrl.toString());
-    this.size = Math.max(1, options.size ?? Math.max(1, availableParallelism() - 1));
-    this.timeoutMs = options.taskTimeoutMs ?? 0;
-    this.maxOld = options.maxOldGenerationSizeMb;
-    this.modulePath = compiledPath(this.moduleUrl);
-    this.bootstrap = bootstrapPath();
+    const kind = options.transport ?? 'thread';
+    const module = compiledPath(this.moduleUrl);
+    const entry = entryPath(kind === 'process' ? 'process-entry' : 'thread-entry');
+    if (module === null || entry === null) {
+      this.pool = null;
+      return;
+    }
+    const transport = (kind === 'process' ? processTransport : threadTransport)({ module, entry, heapLimitMb: options.maxOldGenerationSizeMb });
+    this.pool = new TaskPool(transport, {
+      size: Math.max(1, options.size ?? Math.max(1, availableParallelism() - 1)),
+      taskTimeoutMs: options.taskTimeoutMs ?? 0,
+      prestart: options.prestart,
+    });
   }
 
-  /** True when tasks run in worker threads (false: inline, e.g. tests on unbuilt sources). */
+  /** True when tasks run in workers (threads or processes); false: inline, e.g. tests on unbuilt sources. */
   get threaded(): boolean {
-    return this.modulePath !== null && this.bootstrap !== null;
+    return this.pool !== null;
+  }
+
+  /** Thread or process ids of the running workers (diagnostics). */
+  workerIds(): number[] {
+    return this.pool?.workerIds() ?? [];
+  }
+
+  /** Workers started so far, replacements included (diagnostics). */
+  get workersStarted(): number {
+    return this.pool?.started ?? 0;
   }
 
   run<T = unknown>(fn: string, args: unknown[] = []): Promise<T> {
     if (this.closed) return Promise.reject(new NgError('NG_ERR_POOL_CLOSED', 'the worker pool is closed'));
-    if (!this.threaded) return this.runInline(fn, args) as Promise<T>;
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, fn, args, resolve: resolve as (v: unknown) => void, reject });
-      this.pump();
-    });
+    if (!this.pool) return this.runInline(fn, args) as Promise<T>;
+    return this.pool.run<T>(fn, args);
   }
 
   private async runInline(fn: string, args: unknown[]): Promise<unknown> {
-    this.inline ??= import(this.moduleUrl.href) as Promise<Record<string, (...a: unknown[]) => unknown>>;
-    const mod = await this.inline;
+    this.inlineModule ??= import(this.moduleUrl.href) as Promise<TaskModule>;
+    const mod = await this.inlineModule;
     const f = mod[fn];
     if (typeof f !== 'function') throw new NgError('NG_ERR_POOL_TASK', `the worker module has no exported function ${fn}`);
     return await f(...args);
   }
 
-  private spawn(): Slot {
-    const worker = new Worker(this.bootstrap!, {
-      workerData: { module: pathToFileURL(this.modulePath!).href },
-      resourceLimits: this.maxOld ? { maxOldGenerationSizeMb: this.maxOld } : undefined,
-    });
-    worker.unref();
-    const slot: Slot = { worker, task: null, ready: false };
-    worker.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string; ready?: boolean }) => {
-      if (msg.ready) {
-        slot.ready = true;
-        this.pump();
-        return;
-      }
-      const task = slot.task;
-      if (!task || task.id !== msg.id) return;
-      clearTimeout(task.timer);
-      slot.task = null;
-      if (msg.ok) task.resolve(msg.value);
-      else task.reject(new NgError('NG_ERR_POOL_TASK', msg.error ?? 'task failed'));
-      this.pump();
-    });
-    const onDeath = (err: unknown) => {
-      const task = slot.task;
-      slot.task = null;
-      const i = this.slots.indexOf(slot);
-      if (i >= 0) this.slots.splice(i, 1);
-      if (task) {
-        clearTimeout(task.timer);
-        task.reject(new NgError('NG_ERR_POOL_WORKER', `worker died while running ${task.fn}: ${err instanceof Error ? err.message : String(err)}`));
-      }
-      if (!slot.ready) {
-        // The task module itself fails to load: every waiting task would fail the same way.
-        const why = new NgError('NG_ERR_POOL_WORKER', `a worker could not start: ${err instanceof Error ? err.message : String(err)}`);
-        for (const t of this.queue.splice(0)) t.reject(why);
-        return;
-      }
-      this.pump();
-    };
-    worker.on('error', onDeath);
-    worker.on('exit', (code) => {
-      if (this.slots.includes(slot)) onDeath(new Error(`exit code ${code}`));
-    });
-    this.slots.push(slot);
-    return slot;
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && !this.closed) {
-      const slot = this.slots.find((s) => s.task === null && s.ready);
-      if (!slot) {
-        // Start another worker if there is room; the task waits until one is ready.
-        let starting = this.slots.filter((s) => !s.ready).length;
-        while (this.slots.length < this.size && starting < this.queue.length) {
-          this.spawn();
-          starting++;
-        }
-        return;
-      }
-      const task = this.queue.shift()!;
-      slot.task = task;
-      const s = slot;
-      if (this.timeoutMs > 0) {
-        task.timer = setTimeout(() => {
-          if (s.task !== task) return;
-          s.task = null;
-          const i = this.slots.indexOf(s);
-          if (i >= 0) this.slots.splice(i, 1);
-          void s.worker.terminate();
-          task.reject(new TimeoutError(`${task.fn} took longer than ${this.timeoutMs} ms and was stopped`));
-          this.pump();
-        }, this.timeoutMs);
-      }
-      s.worker.postMessage({ id: task.id, fn: task.fn, args: task.args });
-    }
-  }
-
+  /** Fails waiting and running tasks (NG_ERR_POOL_CLOSED) and resolves once every worker has exited. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.queue.splice(0)) t.reject(new NgError('NG_ERR_POOL_CLOSED', 'the worker pool is closed'));
-    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
+    await this.pool?.close();
   }
 }

@@ -1,0 +1,30 @@
+/** The worker side of a TaskPool, shared by both entries: load the task module, then run tasks. */
+import type { TaskMessage, WorkerMessage } from './core.js';
+
+type TaskModule = Record<string, (...args: unknown[]) => unknown>;
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** Returns false when the module does not load (after reporting why). */
+export async function serveTasks(moduleHref: string, post: (msg: WorkerMessage) => void, onTask: (handle: (msg: TaskMessage) => void) => void): Promise<boolean> {
+  let mod: TaskModule;
+  try {
+    mod = (await import(moduleHref)) as TaskModule;
+  } catch (err) {
+    post({ loadError: describe(err) });
+    return false;
+  }
+  onTask(async (msg) => {
+    try {
+      const f = mod[msg.fn];
+      if (typeof f !== 'function') throw new Error(`the worker module has no exported function ${msg.fn}`);
+      post({ id: msg.id, ok: true, value: await f(...msg.args) });
+    } catch (err) {
+      post({ id: msg.id, ok: false, error: describe(err) });
+    }
+  });
+  post({ ready: true });
+  return true;
+}
