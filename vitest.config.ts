@@ -9,6 +9,7 @@ export default defineConfig({
       '@nemo-gym/core': src('./packages/core/src/index.ts'),
       '@nemo-gym/math-verify': src('./packages/math-verify/src/index.ts'),
       '@nemo-gym/viewer': src('./packages/viewer/src/index.ts'),
+      '@nemo-gym/sandbox': src('./packages/sandbox/src/index.ts'),
     },
   },
   test: {

@@ -10,7 +10,8 @@ import {
   startIfMain,
 } from '@nemo-gym/core';
 import { scoreResponse, type OutputItemLike } from './src/answer.js';
-import { PythonInterpreter, probeSandbox, removeStaleScratch, type SandboxOptions } from './src/sandbox.js';
+import type { Sandbox } from '@nemo-gym/sandbox';
+import { PythonInterpreter, createSandbox, removeStaleScratch, type SandboxOptions } from './src/sandbox.js';
 import { SessionPool } from './src/sessions.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -34,6 +35,20 @@ export const MathWithCodeConfigSchema = ResourcesServerConfigSchema.extend({
   allow_subprocesses: z.boolean().default(false),
   preload_modules: z.array(z.string()).default(['numpy', 'scipy', 'pandas']),
   readable_paths: z.array(z.string()).default([]),
+  /** Where interpreters run (@nemo-gym/sandbox): `local` (default: process group, network
+   * namespace, rlimits, Landlock, seccomp), `bwrap`, `container`, or `auto` (the strongest that
+   * runs here). */
+  sandbox_provider: z.enum(['auto', 'local', 'bwrap', 'container']).default('local'),
+  /** Container provider settings: engine (podman or docker), image, python inside the image. */
+  sandbox_container: z
+    .object({
+      engine: z.string().optional(),
+      image: z.string().optional(),
+      python: z.string().optional(),
+      runtime: z.string().optional(),
+      extra_args: z.array(z.string()).optional(),
+    })
+    .default({}),
 });
 export type MathWithCodeConfig = z.output<typeof MathWithCodeConfigSchema>;
 
@@ -46,6 +61,7 @@ export const MathWithCodeVerifyRequestSchema = BaseVerifyRequestSchema.extend({
 
 interface State {
   pool: SessionPool;
+  sandbox: Sandbox;
   /** What the sandbox could put in force here (from the startup check). */
   sandboxStatus: { networkNamespace: string; seccomp: string; landlock: string; capabilities: string };
 }
@@ -58,11 +74,17 @@ export const server = defineResourcesServer({
   setup: async ({ config, log }): Promise<State> => {
     const stale = await removeStaleScratch();
     if (stale) log.info(`removed ${stale} scratch folder(s) left by a server that was killed`);
-    const probe = await probeSandbox(config.python_executable, config.isolate_network && !config.allow_network);
-    for (const note of probe.notes) log.warn(note);
+    const isolateNetwork = config.isolate_network && !config.allow_network;
+    const sb = await createSandbox({
+      pythonExecutable: config.python_executable,
+      provider: config.sandbox_provider,
+      isolateNetwork,
+      container: { ...config.sandbox_container, extraArgs: config.sandbox_container.extra_args },
+      log: (level, msg) => (level === 'warn' ? log.warn(msg) : log.info(msg)),
+    });
+    const wrapper = sb.provider === 'local' ? sb.setup.netWrapper : [];
     const sandbox: SandboxOptions = {
-      python: probe.python,
-      wrapper: probe.wrapper,
+      sandbox: sb,
       timeoutS: config.max_execution_time,
       killGraceS: config.kill_grace_s,
       memoryLimitMb: config.memory_limit_mb,
@@ -82,14 +104,14 @@ export const server = defineResourcesServer({
     try {
       const hello = await trial.start();
       sandboxStatus = {
-        networkNamespace: probe.wrapper.length ? probe.wrapper.join(' ') : 'none',
+        networkNamespace: sb.provider === 'local' ? (wrapper.length ? wrapper.join(' ') : 'none') : sb.provider,
         seccomp: hello.seccomp,
         landlock: hello.landlock,
         capabilities: hello.capabilities,
       };
-      const isolation = probe.wrapper.length ? probe.wrapper.join(' ') : 'none';
+      const isolation = sb.provider === 'local' ? `network namespace: ${wrapper.length ? wrapper.join(' ') : 'none'}` : `provider: ${sb.provider}`;
       log.info(
-        `python ${hello.python} at ${probe.python}; network namespace: ${isolation}; seccomp: ${hello.seccomp}; ` +
+        `python ${hello.python} at ${sb.info.python}; ${isolation}; seccomp: ${hello.seccomp}; ` +
           `landlock: ${hello.landlock}; capabilities: ${hello.capabilities}; ` +
           `memory ${config.memory_limit_mb} MiB, ${config.max_execution_time} s per call`,
       );
@@ -99,15 +121,18 @@ export const server = defineResourcesServer({
       }
       if (hello.missing_modules.length) {
         log.warn(
-          `Python modules not importable by ${probe.python}: ${hello.missing_modules.join(', ')}; model code that ` +
+          `Python modules not importable by ${sb.info.python}: ${hello.missing_modules.join(', ')}; model code that ` +
             'uses them fails. Debian packages them for /usr/bin/python3: apt-get install ' +
             hello.missing_modules.map((m) => `python3-${m}`).join(' ') +
             ' (then set python_executable: /usr/bin/python3 if another python3 comes first on PATH)',
         );
       }
-    } finally {
+    } catch (err) {
       await trial.close();
+      await sb.close();
+      throw err;
     }
+    await trial.close();
     const pool = new SessionPool({
       sandbox,
       idleTimeoutS: config.session_idle_timeout_s,
@@ -115,7 +140,7 @@ export const server = defineResourcesServer({
       prespawn: config.prespawn,
       onNote: (msg) => log.warn(msg),
     });
-    return { pool, sandboxStatus };
+    return { pool, sandbox: sb, sandboxStatus };
   },
   tools: {
     execute_python: {
@@ -156,6 +181,7 @@ export const server = defineResourcesServer({
   },
   close: async ({ state }) => {
     await state.pool.closeAll();
+    await state.sandbox.close();
   },
 });
 

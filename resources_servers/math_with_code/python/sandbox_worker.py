@@ -1,9 +1,11 @@
 """Long-lived Python interpreter for one math_with_code session.
 
-Started by the Node server (src/sandbox.ts) as `python3 -u sandbox_worker.py '<json settings>'`,
-possibly behind `unshare -n`. It applies resource limits and a seccomp filter to itself, then
-serves `exec` requests read as JSON lines from fd 3 and answers as JSON lines on fd 4.
-fd 0 and fd 1 point at /dev/null; fd 2 is read (and capped) by the server for diagnostics.
+Started by the Node server (src/sandbox.ts) as a @nemo-gym/sandbox session: the sandbox's
+launcher runs this script with `"defer": true`, so it first imports its preload modules and then
+applies the sandbox's confinement (resource limits, Landlock, seccomp) by calling
+`ng_sandbox_confine.apply()`. It then serves `exec` requests read as JSON lines from fd 3 and
+answers as JSON lines on fd 4. fd 0 and fd 1 point at /dev/null; fd 2 is read (and capped) by the
+server for diagnostics.
 
 Semantics of one `exec` request match the upstream tool: the code runs with `exec(code, globals,
 locals)` where both dicts live as long as the session, builtins are restricted to a short list,
@@ -11,312 +13,16 @@ Python-level stdout/stderr are captured, a SIGALRM raises TimeoutError("code tim
 the last line of the code is evaluated again to produce `result`.
 """
 
-import ctypes
 import errno
 import io
 import json
 import os
-import resource
 import signal
-import stat
-import struct
 import sys
 
 SETTINGS = json.loads(sys.argv[1])
 CMD_FD = 3
 REPLY_FD = 4
-
-# ---------------------------------------------------------------------------------------------
-# Resource limits
-
-
-def _set_limit(kind, value, hard_extra=0):
-    if value is None:
-        return
-    try:
-        resource.setrlimit(kind, (value, value + hard_extra))
-    except (ValueError, OSError):
-        # Lowering never fails unless the value is above the current hard limit; keep the
-        # current (lower) hard limit in that case.
-        soft, hard = resource.getrlimit(kind)
-        if hard != resource.RLIM_INFINITY and hard < value:
-            resource.setrlimit(kind, (hard, hard))
-
-
-def apply_limits():
-    mib = 1024 * 1024
-    if SETTINGS.get("memory_limit_mb"):
-        _set_limit(resource.RLIMIT_AS, int(SETTINGS["memory_limit_mb"]) * mib)
-    if SETTINGS.get("cpu_limit_s"):
-        # SIGXCPU at the soft limit (reported as such), SIGKILL one second later.
-        _set_limit(resource.RLIMIT_CPU, int(SETTINGS["cpu_limit_s"]), 1)
-    if SETTINGS.get("file_size_limit_mb") is not None:
-        _set_limit(resource.RLIMIT_FSIZE, int(SETTINGS["file_size_limit_mb"]) * mib)
-    _set_limit(resource.RLIMIT_CORE, 0)
-    if SETTINGS.get("open_files_limit"):
-        _set_limit(resource.RLIMIT_NOFILE, int(SETTINGS["open_files_limit"]))
-
-
-# ---------------------------------------------------------------------------------------------
-# Capabilities and seccomp (Linux only; each step reports what it could do)
-
-PR_SET_NO_NEW_PRIVS = 38
-PR_CAPBSET_DROP = 24
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
-
-RET_ALLOW = 0x7FFF0000
-
-
-def _ret_errno(code):
-    return 0x00050000 | (code & 0xFFFF)
-
-
-# Syscall numbers per architecture: (audit arch, numbers).
-SYSCALLS = {
-    "x86_64": (
-        0xC000003E,
-        dict(fork=57, vfork=58, clone=56, clone3=435, execve=59, execveat=322, socket=41,
-             io_uring_setup=425, ptrace=101, process_vm_readv=310, process_vm_writev=311,
-             kill=62, tkill=200, tgkill=234, rt_sigqueueinfo=129, rt_tgsigqueueinfo=297,
-             pidfd_send_signal=424, pidfd_open=434, pidfd_getfd=438),
-    ),
-    "aarch64": (
-        0xC00000B7,
-        dict(clone=220, clone3=435, execve=221, execveat=281, socket=198, io_uring_setup=425,
-             ptrace=117, process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130,
-             tgkill=131, rt_sigqueueinfo=138, rt_tgsigqueueinfo=240, pidfd_send_signal=424,
-             pidfd_open=434, pidfd_getfd=438),
-    ),
-}
-
-LD_W_ABS = 0x20
-JEQ_K = 0x15
-JGE_K = 0x35
-JSET_K = 0x45
-RET_K = 0x06
-CLONE_THREAD = 0x00010000
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-def _build_filter(arch_id, nr, own_pid, allow_processes, allow_network):
-    """A classic-BPF seccomp program. Blocks: creating processes and running other programs
-    (unless allowed), creating sockets (unless allowed), io_uring (it can open sockets without
-    the socket syscall), ptrace and cross-process memory access, and signals to any process
-    but this one."""
-    prog = []
-
-    def stmt(code, k):
-        prog.append([code, 0, 0, k])
-
-    # Rules are (syscall name, list of instructions evaluated with A = syscall number matched).
-    # Each rule is emitted as: if nr != N skip over the rule body; body ends in RET.
-    rules = []
-    eperm = _ret_errno(errno.EPERM)
-    if not allow_processes:
-        for name in ("fork", "vfork", "execve", "execveat"):
-            if name in nr:
-                rules.append((nr[name], [("ret", eperm)]))
-        rules.append((nr["clone3"], [("ret", _ret_errno(errno.ENOSYS))]))
-        # clone: threads (CLONE_THREAD) are fine, new processes are not.
-        rules.append((nr["clone"], [("ld_arg0",), ("jset", CLONE_THREAD, "allow", eperm)]))
-    if not allow_network:
-        # No new sockets at all: UNIX sockets too, since a socket file such as a container
-        # runtime's would otherwise be reachable. (Already-open descriptors keep working.)
-        rules.append((nr["socket"], [("ret", _ret_errno(errno.ENETUNREACH))]))
-    rules.append((nr["io_uring_setup"], [("ret", _ret_errno(errno.ENOSYS))]))
-    for name in ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd",
-                 "pidfd_send_signal", "tkill"):
-        rules.append((nr[name], [("ret", eperm)]))
-    pid_k = own_pid & 0xFFFFFFFF
-    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-        body = [("ld_arg0",), ("jeq", pid_k, "allow", None)]
-        if name == "kill":
-            body.append(("jeq", 0, "allow", None))  # own process group (this process leads it)
-            body.append(("jeq", (-own_pid) & 0xFFFFFFFF, "allow", None))
-        body.append(("ret", eperm))
-        rules.append((nr[name], body))
-
-    stmt(LD_W_ABS, 4)  # seccomp_data.arch
-    prog.append([JEQ_K, 1, 0, arch_id])
-    stmt(RET_K, eperm)  # any other syscall ABI (e.g. i386 via int 0x80) is refused
-    stmt(LD_W_ABS, 0)  # seccomp_data.nr
-    if arch_id == 0xC000003E:
-        prog.append([JGE_K, 0, 1, 0x40000000])  # x32 ABI numbers
-        stmt(RET_K, eperm)
-    for number, body in rules:
-        # Expand the body first to know its length.
-        out = []
-        for op in body:
-            if op[0] == "ret":
-                out.append([RET_K, 0, 0, op[1]])
-            elif op[0] == "ld_arg0":
-                out.append([LD_W_ABS, 0, 0, 16])  # low 32 bits of args[0] (little endian)
-            elif op[0] in ("jeq", "jset"):
-                # if condition -> allow (next instruction is RET ALLOW after a fallthrough chain)
-                out.append([JEQ_K if op[0] == "jeq" else JSET_K, "allow", 0, op[1]])
-                if op[3] is not None:
-                    out.append([RET_K, 0, 0, op[3]])
-        out.append([RET_K, 0, 0, RET_ALLOW])  # target of the "allow" jumps
-        allow_index = len(out) - 1
-        for i, ins in enumerate(out):
-            if ins[1] == "allow":
-                ins[1] = allow_index - i - 1
-        # After a "ld_arg0" the accumulator no longer holds the syscall number, but every body
-        # ends in RET, so the next rule is only reached through the skip jump below.
-        prog.append([JEQ_K, 0, len(out), number])
-        prog.extend(out)
-        # Subsequent rule checks need A = nr again; the skip jump lands here with A intact.
-    stmt(RET_K, RET_ALLOW)
-    return prog
-
-
-def drop_capabilities():
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in range(64):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails harmlessly for unknown caps
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-    header = Header(0x20080522, 0)
-    data = (Data * 2)()
-    if libc.capset(ctypes.byref(header), data) != 0:
-        return "capset failed: " + os.strerror(ctypes.get_errno())
-    return "dropped"
-
-
-def _guarded(step):
-    try:
-        return step()
-    except Exception as exc:  # e.g. no prctl/capset in this libc (not Linux)
-        return "unavailable: %s" % exc
-
-
-def die_with_parent():
-    """SIGKILL this interpreter if the server process goes away without closing it."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        parent = SETTINGS.get("parent_pid")
-        if parent and os.getppid() != parent:  # the server died before the call above
-            os._exit(0)
-    except Exception:
-        pass
-
-
-# Landlock (Linux 5.13+): the filesystem view of the interpreter. Read-only: the system library
-# folders and the interpreter's own folders; read-write: the session's scratch folder; nothing
-# else (so no repository files, no other processes' /proc entries, no sockets files).
-LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
-FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1, 2, 4, 8
-FS_TRUNCATE, FS_IOCTL_DEV = 1 << 14, 1 << 15
-READ_ONLY_PATHS = [
-    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/opt",
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
-    "/etc/group", "/etc/nsswitch.conf", "/etc/mime.types",
-    "/sys/devices/system/cpu", "/proc/self", "/proc/cpuinfo", "/proc/meminfo",
-    "/dev/urandom", "/dev/random", "/dev/zero",
-]
-READ_WRITE_FILES = ["/dev/null"]
-
-
-def _landlock_paths():
-    paths = list(READ_ONLY_PATHS)
-    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]:
-        paths.append(p)
-    for p in sys.path:
-        if p and os.path.isabs(p):
-            paths.append(p)
-    for extra in SETTINGS.get("readable_paths") or []:
-        paths.append(extra)
-    return paths
-
-
-def install_landlock():
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-    if abi < 0:
-        return "unavailable: " + os.strerror(ctypes.get_errno())
-    handled_fs = (1 << 13) - 1
-    if abi >= 2:
-        handled_fs |= 1 << 13  # REFER
-    if abi >= 3:
-        handled_fs |= FS_TRUNCATE
-    if abi >= 5:
-        handled_fs |= FS_IOCTL_DEV
-    handled_net = 0 if (abi < 4 or SETTINGS.get("allow_network")) else 3  # bind + connect TCP
-    scoped = 3 if abi >= 6 else 0  # abstract UNIX sockets + signals outside this sandbox
-    size = 8 if abi < 4 else (16 if abi < 6 else 24)
-    attr = ctypes.create_string_buffer(struct.pack("<QQQ", handled_fs, handled_net, scoped)[:size], size)
-    ruleset = libc.syscall(LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(size), ctypes.c_uint32(0))
-    if ruleset < 0:
-        return "ruleset failed: " + os.strerror(ctypes.get_errno())
-    file_rights = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (handled_fs & (FS_TRUNCATE | FS_IOCTL_DEV))
-    failed = []
-
-    def allow(path, rights):
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            return
-        try:
-            if not stat.S_ISDIR(os.fstat(fd).st_mode):
-                rights &= file_rights
-            rule = ctypes.create_string_buffer(struct.pack("<Qi", rights & handled_fs, fd), 12)
-            if libc.syscall(LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0)) != 0:
-                failed.append("%s (%s)" % (path, os.strerror(ctypes.get_errno())))
-        finally:
-            os.close(fd)
-
-    try:
-        for path in _landlock_paths():
-            allow(path, FS_EXECUTE | FS_READ_FILE | FS_READ_DIR)
-        for path in READ_WRITE_FILES:
-            allow(path, FS_READ_FILE | FS_WRITE_FILE)
-        if SETTINGS.get("workdir"):
-            allow(SETTINGS["workdir"], handled_fs)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return "no_new_privs failed: " + os.strerror(ctypes.get_errno())
-        if libc.syscall(LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
-            return "restrict_self failed: " + os.strerror(ctypes.get_errno())
-    finally:
-        os.close(ruleset)
-    return "active (ABI %d)" % abi + ("; rules not added: " + ", ".join(failed) if failed else "")
-
-
-def install_seccomp():
-    machine = os.uname().machine
-    if machine not in SYSCALLS:
-        return "unavailable on " + machine
-    arch_id, nr = SYSCALLS[machine]
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return "no_new_privs failed: " + os.strerror(ctypes.get_errno())
-    prog = _build_filter(
-        arch_id,
-        nr,
-        os.getpid(),
-        bool(SETTINGS.get("allow_subprocesses")),
-        bool(SETTINGS.get("allow_network")),
-    )
-    arr = (_SockFilter * len(prog))(*[_SockFilter(c, jt, jf, k) for c, jt, jf, k in prog])
-    fprog = _SockFprog(len(prog), arr)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        return "seccomp failed: " + os.strerror(ctypes.get_errno())
-    return "active"
-
 
 # ---------------------------------------------------------------------------------------------
 # Execution
@@ -439,12 +145,15 @@ def main():
             if name not in missing:
                 missing.append(name)
 
-    os.chdir(SETTINGS.get("workdir") or "/")
-    die_with_parent()
-    apply_limits()
-    caps = _guarded(drop_capabilities) if SETTINGS.get("drop_capabilities", True) else "kept"
-    landlock = _guarded(install_landlock) if SETTINGS.get("landlock", True) else "disabled"
-    seccomp = _guarded(install_seccomp) if SETTINGS.get("seccomp", True) else "disabled"
+    try:
+        import ng_sandbox_confine
+    except ImportError:
+        sys.stderr.write("sandbox_worker.py must be started by the @nemo-gym/sandbox launcher\n")
+        os._exit(2)
+    layers = ng_sandbox_confine.apply()
+    caps = layers.get("capabilities", "")
+    landlock = layers.get("landlock", "")
+    seccomp = layers.get("seccomp", "")
 
     commands = os.fdopen(CMD_FD, "rb", buffering=0)
     replies = os.fdopen(REPLY_FD, "wb", buffering=0)

@@ -1,48 +1,26 @@
-// One sandboxed `python3` interpreter per session.
+// One sandboxed `python3` interpreter per session, on @nemo-gym/sandbox.
 //
-// The interpreter is python/sandbox_worker.py, started in its own process group (detached),
-// optionally behind `unshare -n` (a network namespace with no interfaces). The worker limits
-// itself (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE, no core files), drops capabilities
-// and installs a seccomp filter (no new processes, no non-UNIX sockets, no signals to other
-// processes) before it runs any model code. The server enforces the wall-clock limit from the
-// outside: when a call overruns `timeout + grace`, the whole process group gets SIGKILL.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+// The interpreter is python/sandbox_worker.py, started as a sandbox session: in its own process
+// group, with the provider's isolation (local: `unshare -n`; bwrap; container). After importing
+// its preload modules the worker calls the sandbox's confinement (RLIMIT_AS, RLIMIT_CPU,
+// RLIMIT_FSIZE, RLIMIT_NOFILE, no core files, dropped capabilities, Landlock, a seccomp filter: no
+// new processes, no sockets, no signals to other processes) before it runs any model code. The
+// server enforces the wall-clock limit from the outside: when a call overruns `timeout + grace`,
+// the whole process group gets SIGKILL.
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Readable, Writable } from 'node:stream';
+import { Sandbox, removeStaleRoots, type ProviderName, type SandboxSession, type SessionReply } from '@nemo-gym/sandbox';
 
 const PACKAGE_NAME = '@nemo-gym/math_with_code';
-/** Scratch folders are `<tmpdir>/ng-math-with-code-<server pid>-XXXXXX`. */
-const SCRATCH_PREFIX = 'ng-math-with-code-';
+/** Scratch folders are `<tmpdir>/ng-math-with-code-<server pid>-XXXXXX/<one per interpreter>`. */
+export const SCRATCH_NAME = 'ng-math-with-code';
 
 /** Removes scratch folders left by servers that were killed before they could clean up (their
  * pid no longer exists). Returns how many were removed. */
 export async function removeStaleScratch(dir = tmpdir()): Promise<number> {
-  let removed = 0;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const m = new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name);
-    if (!m) continue;
-    try {
-      process.kill(Number(m[1]), 0);
-      continue; // its server is alive
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') continue;
-    }
-    await rm(join(dir, name), { recursive: true, force: true }).then(
-      () => (removed += 1),
-      () => {},
-    );
-  }
-  return removed;
+  return removeStaleRoots(dir, `${SCRATCH_NAME}-`);
 }
 
 /** Absolute path of python/sandbox_worker.py, found from this module whether it runs from source
@@ -85,10 +63,8 @@ export interface SandboxLimits {
 }
 
 export interface SandboxOptions extends SandboxLimits {
-  /** Resolved interpreter path (see probeSandbox). */
-  python: string;
-  /** Command prefix that isolates the network, e.g. ['unshare', '-n'], or [] when unavailable. */
-  wrapper: string[];
+  /** The sandbox interpreters start in (see createSandbox). */
+  sandbox: Sandbox;
   preloadModules: string[];
   allowSubprocesses: boolean;
   allowNetwork: boolean;
@@ -116,40 +92,11 @@ function truncated(text: string, dropped: number): string {
   return dropped > 0 ? `${text}\n[output truncated: ${dropped} more characters not shown]` : text;
 }
 
-/** Environment of the interpreter: nothing from the server's own environment but PATH, so API
- * keys and other secrets never reach model-written code. */
-function sandboxEnv(workdir: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    HOME: workdir,
-    TMPDIR: workdir,
-    LANG: 'C.UTF-8',
-    LC_ALL: 'C.UTF-8',
-    PYTHONIOENCODING: 'utf-8',
-    PYTHONDONTWRITEBYTECODE: '1',
-    PYTHONNOUSERSITE: '1',
-    OMP_NUM_THREADS: '1',
-    OPENBLAS_NUM_THREADS: '1',
-    MKL_NUM_THREADS: '1',
-    NUMEXPR_NUM_THREADS: '1',
-    MPLBACKEND: 'Agg',
-  };
-}
-
-interface Pending {
-  resolve: (outcome: ExecOutcome) => void;
-  timer: NodeJS.Timeout;
-}
-
 /** A single long-lived interpreter. Calls are served one at a time in arrival order. */
 export class PythonInterpreter {
-  private child: ChildProcess | null = null;
-  private workdir: string | null = null;
+  private session: SandboxSession | null = null;
   private ready: Promise<WorkerHello> | null = null;
-  private pending: Pending | null = null;
   private queue: Promise<unknown> = Promise.resolve();
-  private buffer = '';
-  private stderrTail = '';
   private exitNote: string | null = null;
   private closed = false;
   private nextId = 1;
@@ -164,7 +111,7 @@ export class PythonInterpreter {
   ) {}
 
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.session?.pid;
   }
 
   /** Starts the process if needed and waits for its hello line. */
@@ -173,194 +120,99 @@ export class PythonInterpreter {
     void this.dispose();
     this.dead = false;
     this.exitNote = null;
-    this.buffer = '';
-    this.stderrTail = '';
     const o = this.options;
-    this.workdir = mkdtempSync(join(tmpdir(), `${SCRATCH_PREFIX}${process.pid}-`));
+    const mib = 1024 * 1024;
     const settings = {
       memory_limit_mb: o.memoryLimitMb,
-      cpu_limit_s: o.sessionCpuLimitS,
-      file_size_limit_mb: o.fileSizeLimitMb,
-      open_files_limit: o.openFilesLimit,
       timeout_s: o.timeoutS,
       output_limit: o.outputLimitChars,
-      workdir: this.workdir,
       preload: o.preloadModules,
       allow_subprocesses: o.allowSubprocesses,
-      allow_network: o.allowNetwork,
-      readable_paths: o.readablePaths ?? [],
-      parent_pid: process.pid,
     };
-    const argv = [...o.wrapper, o.python, '-u', '-B', workerScriptPath(), JSON.stringify(settings)];
-    const child = spawn(argv[0]!, argv.slice(1), {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
-      detached: true,
-      env: sandboxEnv(this.workdir),
-      cwd: this.workdir,
-    });
-    this.child = child;
-    const replies = child.stdio[4] as Readable;
-    const stderr = child.stdio[2] as Readable;
-    const commands = child.stdio[3] as Writable;
-    commands.on('error', () => {}); // EPIPE after a crash is reported through 'exit'
-    replies.setEncoding('utf8');
-    stderr.setEncoding('utf8');
-    const current = () => this.child === child;
-    stderr.on('data', (chunk: string) => {
-      if (!current()) return;
-      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
-    });
-
-    this.ready = new Promise<WorkerHello>((resolve, reject) => {
-      let started = false;
-      const startTimer = setTimeout(() => {
-        if (started) return;
-        this.kill('the interpreter did not start in time');
-        reject(new Error(`python3 did not start within ${o.startupTimeoutS} s`));
-      }, o.startupTimeoutS * 1000);
-      const onLine = (line: string) => {
-        if (this.dead) return; // stopped: whatever it still sent does not count
-        let msg: Record<string, unknown>;
-        try {
-          msg = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          this.kill('the interpreter wrote something other than a reply on its reply channel and was stopped; variables defined earlier are lost');
-          return;
-        }
-        if (!started) {
-          started = true;
-          clearTimeout(startTimer);
-          resolve(msg as unknown as WorkerHello);
-          return;
-        }
-        this.settle(msg);
-      };
-      const maxLine = o.outputLimitChars * 3 * 6 + 1024 * 1024;
-      replies.on('data', (chunk: string) => {
-        if (!current()) return;
-        this.buffer += chunk;
-        let nl: number;
-        while ((nl = this.buffer.indexOf('\n')) !== -1) {
-          const line = this.buffer.slice(0, nl);
-          this.buffer = this.buffer.slice(nl + 1);
-          onLine(line);
-        }
-        if (this.buffer.length > maxLine) this.kill('the interpreter sent an oversized reply and was stopped; variables defined earlier are lost');
+    this.ready = (async () => {
+      const session = await o.sandbox.openSession({
+        argv: ['python', workerScriptPath(), JSON.stringify(settings)],
+        // The worker imports its preload modules first, then applies the confinement itself.
+        defer: true,
+        limits: {
+          memoryBytes: o.memoryLimitMb * mib,
+          cpuMs: o.sessionCpuLimitS * 1000,
+          fileBytes: o.fileSizeLimitMb * mib,
+          openFiles: o.openFilesLimit,
+          processes: o.allowSubprocesses ? 64 : 1,
+          network: o.allowNetwork,
+        },
+        readablePaths: o.readablePaths ?? [],
+        startupTimeoutMs: o.startupTimeoutS * 1000,
+        maxLineBytes: o.outputLimitChars * 3 * 6 + 1024 * 1024,
       });
-      child.on('error', (err) => {
-        clearTimeout(startTimer);
-        if (!started) reject(new Error(`cannot start ${argv[0]}: ${err.message}`));
-        if (current()) this.dead = true;
-      });
-      child.on('exit', (code, signal) => {
-        clearTimeout(startTimer);
-        const isCurrent = current();
-        if (!started) {
-          const how = signal ? `signal ${signal}` : `exit code ${code}`;
-          const tail = isCurrent && this.stderrTail ? `: ${this.stderrTail.trim()}` : '';
-          reject(new Error(`python3 exited during startup (${how})${tail}`));
-        }
-        if (!isCurrent) return;
+      this.session = session;
+      try {
+        return (await session.hello) as unknown as WorkerHello;
+      } catch (err) {
         this.dead = true;
-        this.failPending(this.exitMessage(signal));
-      });
-    });
+        throw new Error(`python3 ${(err as Error).message.replace(/^the sandboxed process /, '')}`);
+      }
+    })();
     // Keep an unobserved startup failure from becoming an unhandled rejection.
     this.ready.catch(() => {});
     return this.ready;
   }
 
-  private exitMessage(signal: NodeJS.Signals | null): string {
+  private failureMessage(r: Extract<SessionReply, { ok: false }>): string {
     if (this.exitNote) return this.exitNote;
-    if (signal === 'SIGXCPU') {
+    switch (r.reason) {
+      case 'protocol':
+        return 'the interpreter wrote something other than a reply on its reply channel and was stopped; variables defined earlier are lost';
+      case 'oversized':
+        return 'the interpreter sent an oversized reply and was stopped; variables defined earlier are lost';
+      case 'closed':
+        return 'the session was closed';
+      default:
+        break;
+    }
+    if (r.signal === 'SIGXCPU') {
       return `the session used up its CPU time limit (${this.options.sessionCpuLimitS} s); the interpreter was restarted and variables defined earlier are lost`;
     }
-    return `the Python interpreter stopped unexpectedly (${signal ? `signal ${signal}` : 'exited'}); variables defined earlier are lost`;
+    return `the Python interpreter stopped unexpectedly (${r.signal ? `signal ${r.signal}` : 'exited'}); variables defined earlier are lost`;
   }
 
-  private settle(msg: Record<string, unknown>): void {
-    const p = this.pending;
-    if (!p) return;
-    this.pending = null;
-    clearTimeout(p.timer);
-    if (msg.ok === true) {
-      const res = msg.res;
-      p.resolve({
+  private outcome(reply: Record<string, unknown>): ExecOutcome {
+    if (reply.ok === true) {
+      const res = reply.res;
+      return {
         success: true,
-        stdout: truncated(String(msg.out ?? ''), Number(msg.out_dropped ?? 0)),
-        stderr: truncated(String(msg.err ?? ''), Number(msg.err_dropped ?? 0)),
+        stdout: truncated(String(reply.out ?? ''), Number(reply.out_dropped ?? 0)),
+        stderr: truncated(String(reply.err ?? ''), Number(reply.err_dropped ?? 0)),
         error_message: null,
-        result: typeof res === 'string' ? truncated(res, Number(msg.res_dropped ?? 0)) : null,
-      });
-    } else {
-      p.resolve({ success: false, stdout: '', stderr: '', error_message: String(msg.error ?? ''), result: null });
+        result: typeof res === 'string' ? truncated(res, Number(reply.res_dropped ?? 0)) : null,
+      };
     }
-  }
-
-  private failPending(message: string): void {
-    const p = this.pending;
-    if (!p) return;
-    this.pending = null;
-    clearTimeout(p.timer);
-    p.resolve({ success: false, stdout: '', stderr: '', error_message: message, result: null });
-  }
-
-  /** SIGKILL to the whole process group; the exit handler then fails any pending call. */
-  private kill(note: string): void {
-    if (!this.exitNote) this.exitNote = note;
-    this.dead = true;
-    const pid = this.child?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        this.child?.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    return { success: false, stdout: '', stderr: '', error_message: String(reply.error ?? ''), result: null };
   }
 
   /** Runs `code`; never rejects: every failure becomes an unsuccessful outcome. */
   exec(code: string): Promise<ExecOutcome> {
     this.busy += 1;
+    const fail = (message: string): ExecOutcome => ({ success: false, stdout: '', stderr: '', error_message: message, result: null });
     const run = async (): Promise<ExecOutcome> => {
       try {
-        if (this.closed) {
-          return { success: false, stdout: '', stderr: '', error_message: 'the session was closed', result: null };
+        if (this.closed) return fail('the session was closed');
+        try {
+          await (this.dead || !this.ready ? this.start() : this.ready);
+        } catch (err) {
+          return fail(this.closed ? 'the session was closed' : `cannot start the Python interpreter: ${(err as Error).message}`);
         }
-        if (this.dead || !this.ready) {
-          try {
-            await this.start();
-          } catch (err) {
-            const message = this.closed ? 'the session was closed' : `cannot start the Python interpreter: ${(err as Error).message}`;
-            return { success: false, stdout: '', stderr: '', error_message: message, result: null };
-          }
-        } else {
-          try {
-            await this.ready;
-          } catch (err) {
-            const message = this.closed ? 'the session was closed' : `cannot start the Python interpreter: ${(err as Error).message}`;
-            return { success: false, stdout: '', stderr: '', error_message: message, result: null };
-          }
+        const session = this.session;
+        if (this.dead || !session) return fail(this.exitNote ?? 'the Python interpreter stopped unexpectedly (exited); variables defined earlier are lost');
+        const limitMs = (this.options.timeoutS + this.options.killGraceS) * 1000;
+        const r = await session.request({ cmd: 'exec', id: this.nextId++, code }, limitMs);
+        if (r.ok) return this.outcome(r.reply);
+        this.dead = true;
+        if (r.reason === 'timeout') {
+          this.exitNote ??= `code timed-out (no result after ${this.options.timeoutS} s; the interpreter was stopped and restarts on the next call, so variables defined earlier are lost)`;
         }
-        if (this.dead) return { success: false, stdout: '', stderr: '', error_message: this.exitMessage(null), result: null };
-        return await new Promise<ExecOutcome>((resolve) => {
-          const limitMs = (this.options.timeoutS + this.options.killGraceS) * 1000;
-          const note = `code timed-out (no result after ${this.options.timeoutS} s; the interpreter was stopped and restarts on the next call, so variables defined earlier are lost)`;
-          const timer = setTimeout(() => {
-            this.kill(note);
-            // The exit event settles the call; should it never come, settle it anyway.
-            setTimeout(() => {
-              if (this.pending === pending) this.failPending(note);
-            }, 5000).unref();
-          }, limitMs);
-          const pending: Pending = { resolve, timer };
-          this.pending = pending;
-          const line = JSON.stringify({ cmd: 'exec', id: this.nextId++, code }) + '\n';
-          (this.child!.stdio[3] as Writable).write(line);
-        });
+        return fail(this.failureMessage(r));
       } finally {
         this.busy -= 1;
         this.lastUsed = Date.now();
@@ -371,82 +223,44 @@ export class PythonInterpreter {
     return result;
   }
 
-  /** Kills the current process (if any) and removes its scratch folder in the background. */
+  /** Kills the current process (if any) and removes its scratch folder. */
   private dispose(): Promise<void> {
-    if (this.child && !this.dead) this.kill('the session was closed');
-    this.child = null;
-    if (!this.workdir) return Promise.resolve();
-    const dir = this.workdir;
-    this.workdir = null;
-    return rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch((err: Error) => {
-      this.onNote(`could not remove ${dir}: ${err.message}`);
-    });
+    const session = this.session;
+    this.session = null;
+    if (!session) return Promise.resolve();
+    return session.close().catch((err: Error) => this.onNote(`could not stop an interpreter: ${err.message}`));
   }
 
   /** Kills the interpreter and removes its scratch folder. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const child = this.child;
-    const exited =
-      child && child.exitCode === null && child.signalCode === null
-        ? new Promise<void>((resolve) => child.once('exit', () => resolve()))
-        : Promise.resolve();
-    this.failPending('the session was closed');
-    const removed = this.dispose();
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
-    await removed;
+    if (this.ready) await this.ready.catch(() => {});
+    await this.dispose();
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Probing what the OS allows
+// Choosing the sandbox
 
-function run(cmd: string, args: string[], timeoutMs = 10_000): Promise<{ ok: boolean; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    // Trusted commands only (interpreter lookup, namespace probes): the server's own environment is fine.
-    execFile(cmd, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ ok: !err, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) });
-    });
+export interface CreateSandboxOptions {
+  pythonExecutable: string;
+  provider: 'auto' | ProviderName;
+  isolateNetwork: boolean;
+  container?: { engine?: string; image?: string; python?: string; runtime?: string; extraArgs?: string[] };
+  log?: (level: 'info' | 'warn', message: string) => void;
+}
+
+/** The sandbox interpreters start in. Interpreters are long-lived sessions; the sandbox's run
+ * pool is not used (each session is one process, bounded by max_sessions). */
+export async function createSandbox(o: CreateSandboxOptions): Promise<Sandbox> {
+  return Sandbox.create({
+    provider: o.provider,
+    python: o.pythonExecutable,
+    pythonConfigKey: 'python_executable',
+    isolateNetwork: o.isolateNetwork,
+    container: o.container,
+    log: o.log,
+    name: SCRATCH_NAME,
   });
-}
-
-export interface ProbeResult {
-  python: string;
-  wrapper: string[];
-  notes: string[];
-}
-
-/** Resolves the interpreter to an absolute path (also skipping shims such as pyenv's) and finds a
- * way to give it a network namespace of its own: `unshare -n` (root), else `unshare -r -n`
- * (unprivileged user namespace), else none (the seccomp filter still refuses sockets). */
-export async function probeSandbox(pythonExecutable: string, isolateNetwork: boolean): Promise<ProbeResult> {
-  const notes: string[] = [];
-  const py = await run(pythonExecutable, ['-c', 'import sys; print(sys.executable)']);
-  const python = py.stdout.trim();
-  if (!py.ok || !python) {
-    throw new Error(
-      `cannot run the Python interpreter \`${pythonExecutable}\` (${py.stderr.trim() || 'no output'}). ` +
-        'Install python3 (e.g. `apt-get install python3`) or set `python_executable` in the server config.',
-    );
-  }
-  let wrapper: string[] = [];
-  if (isolateNetwork) {
-    for (const candidate of [['unshare', '-n'], ['unshare', '-r', '-n']]) {
-      const r = await run(candidate[0]!, [...candidate.slice(1), python, '-c', 'pass']);
-      if (r.ok) {
-        wrapper = candidate;
-        break;
-      }
-    }
-    if (wrapper.length === 0) {
-      notes.push(
-        'network namespaces are not available here (`unshare -n` and `unshare -r -n` both failed); ' +
-          'model code runs without its own network namespace, the seccomp filter still refuses non-UNIX sockets',
-      );
-    }
-  } else {
-    notes.push('network isolation is disabled by config (isolate_network: false)');
-  }
-  return { python, wrapper, notes };
 }

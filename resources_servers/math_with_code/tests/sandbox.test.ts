@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, hasPython, Session, type App } from './helpers.js';
 import { SessionPool } from '../src/sessions.js';
-import { probeSandbox, removeStaleScratch, type SandboxOptions } from '../src/sandbox.js';
+import type { Sandbox } from '@nemo-gym/sandbox';
+import { createSandbox, removeStaleScratch, type SandboxOptions } from '../src/sandbox.js';
 
 const alive = (pid: number | undefined) => {
   if (pid === undefined) return false;
@@ -168,11 +169,11 @@ describe('scratch folders of killed servers', () => {
 
 describe.skipIf(!hasPython)('session pool', () => {
   let sandbox: SandboxOptions;
+  let sb: Sandbox;
   beforeAll(async () => {
-    const probe = await probeSandbox('python3', true);
+    sb = await createSandbox({ pythonExecutable: 'python3', provider: 'local', isolateNetwork: true });
     sandbox = {
-      python: probe.python,
-      wrapper: probe.wrapper,
+      sandbox: sb,
       timeoutS: 5,
       killGraceS: 1,
       memoryLimitMb: 1024,
@@ -185,6 +186,9 @@ describe.skipIf(!hasPython)('session pool', () => {
       allowSubprocesses: false,
       allowNetwork: false,
     };
+  });
+  afterAll(async () => {
+    await sb?.close();
   });
 
   it('closes idle interpreters and evicts the least recently used one at max_sessions', async () => {

@@ -1,0 +1,183 @@
+// A long-lived sandboxed process (an interpreter kept between calls). It reads requests as JSON
+// lines on descriptor 3 and answers with JSON lines on descriptor 4; its first line on 4 is a
+// hello. stdin and stdout are /dev/null; stderr is kept (last 4 KB) for diagnostics.
+import { mkdir, rm } from 'node:fs/promises';
+import type { Readable, Writable } from 'node:stream';
+import { Launched } from './launch.js';
+import type { LaunchSpec, ProviderSetup } from './providers.js';
+
+export type SessionFailure = 'timeout' | 'exit' | 'protocol' | 'oversized' | 'closed';
+
+export type SessionReply =
+  | { ok: true; reply: Record<string, unknown> }
+  | { ok: false; reason: SessionFailure; signal: NodeJS.Signals | null; exitCode: number | null; stderrTail: string };
+
+interface Pending {
+  resolve: (r: SessionReply) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface SessionOptions {
+  startupTimeoutMs: number;
+  /** A reply line longer than this stops the process (`oversized`). */
+  maxLineBytes: number;
+}
+
+export class SandboxSession {
+  private readonly proc: Launched;
+  private buffer = '';
+  private pending: Pending | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private failure: SessionFailure | null = null;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private stderrTail = '';
+  private helloWaiter: { resolve: (h: Record<string, unknown>) => void; reject: (e: Error) => void } | null = null;
+  private closedFlag = false;
+  readonly hello: Promise<Record<string, unknown>>;
+  readonly startedAt = performance.now();
+
+  private constructor(
+    setup: ProviderSetup,
+    readonly spec: LaunchSpec,
+    private readonly options: SessionOptions,
+    private readonly onEnd: () => void,
+  ) {
+    this.proc = new Launched(setup, spec, ['ignore', 'ignore', 'pipe', 'pipe', 'pipe']);
+    const child = this.proc.child;
+    const replies = child.stdio[4] as Readable;
+    const stderr = child.stdio[2] as Readable;
+    (child.stdio[3] as Writable).on('error', () => {}); // EPIPE after a crash shows up as 'exit'
+    replies.setEncoding('utf8');
+    stderr.setEncoding('utf8');
+    stderr.on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
+    });
+    this.hello = new Promise((resolve, reject) => {
+      this.helloWaiter = { resolve, reject };
+    });
+    this.hello.catch(() => {});
+    const startTimer = setTimeout(() => {
+      if (!this.helloWaiter) return;
+      this.fail('timeout');
+      this.helloWaiter?.reject(new Error(`the sandboxed process did not start within ${options.startupTimeoutMs / 1000} s`));
+      this.helloWaiter = null;
+    }, options.startupTimeoutMs);
+    replies.on('data', (chunk: string) => {
+      if (this.failure) return;
+      this.buffer += chunk;
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) !== -1 && !this.failure) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        this.onLine(line, startTimer);
+      }
+      if (this.buffer.length > options.maxLineBytes) this.fail('oversized');
+    });
+    void this.proc.exited.then((info) => {
+      clearTimeout(startTimer);
+      this.exitInfo = info;
+      if (!this.failure) this.failure = this.closedFlag ? 'closed' : 'exit';
+      if (this.helloWaiter) {
+        const how = info.signal ? `signal ${info.signal}` : `exit code ${info.code}`;
+        const tail = this.stderrTail.trim();
+        this.helloWaiter.reject(new Error(`the sandboxed process exited during start-up (${how})${tail ? `: ${tail}` : ''}`));
+        this.helloWaiter = null;
+      }
+      this.settle({ ok: false, reason: this.failure, signal: info.signal, exitCode: info.code, stderrTail: this.stderrTail });
+      this.onEnd();
+    });
+  }
+
+  /** Starts the process; `hello` resolves with its first reply line. */
+  static async start(setup: ProviderSetup, spec: LaunchSpec, options: SessionOptions, onEnd: () => void): Promise<SandboxSession> {
+    await mkdir(spec.workdir, { recursive: true, mode: 0o700 });
+    return new SandboxSession(setup, spec, options, onEnd);
+  }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
+
+  get workdir(): string {
+    return this.spec.workdir;
+  }
+
+  /** False once the process failed, exited or was closed. */
+  get alive(): boolean {
+    return this.failure === null;
+  }
+
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  private onLine(line: string, startTimer: NodeJS.Timeout): void {
+    let msg: Record<string, unknown>;
+    try {
+      const parsed = JSON.parse(line) as unknown;
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      msg = parsed as Record<string, unknown>;
+    } catch {
+      this.fail('protocol');
+      return;
+    }
+    if (this.helloWaiter) {
+      clearTimeout(startTimer);
+      this.helloWaiter.resolve(msg);
+      this.helloWaiter = null;
+      return;
+    }
+    this.settle({ ok: true, reply: msg });
+  }
+
+  private settle(r: SessionReply): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = null;
+    clearTimeout(p.timer);
+    p.resolve(r);
+  }
+
+  /** Stops the process tree; a pending request ends with `reason`. */
+  fail(reason: SessionFailure): void {
+    if (!this.failure) this.failure = reason;
+    this.proc.kill();
+  }
+
+  /** Sends one request and waits for its reply; requests are served one at a time. Never rejects. */
+  request(msg: Record<string, unknown>, timeoutMs: number): Promise<SessionReply> {
+    const run = async (): Promise<SessionReply> => {
+      try {
+        await this.hello;
+      } catch {
+        // the failure is reported below
+      }
+      if (this.failure) {
+        return { ok: false, reason: this.failure, signal: this.exitInfo?.signal ?? null, exitCode: this.exitInfo?.code ?? null, stderrTail: this.stderrTail };
+      }
+      return new Promise<SessionReply>((resolve) => {
+        const timer = setTimeout(() => {
+          this.fail('timeout');
+          // The exit event settles the request; should it never come, settle it anyway.
+          setTimeout(() => this.settle({ ok: false, reason: 'timeout', signal: null, exitCode: null, stderrTail: this.stderrTail }), 5000).unref();
+        }, timeoutMs);
+        this.pending = { resolve, timer };
+        (this.proc.child.stdio[3] as Writable).write(`${JSON.stringify(msg)}\n`);
+      });
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result;
+    return result;
+  }
+
+  /** Kills the process, waits (at most 2 s) for it to end and removes its work folder. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    this.fail('closed');
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([this.proc.exited, new Promise((r) => (t = setTimeout(r, 2000)))]);
+    clearTimeout(t);
+    await rm(this.spec.workdir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+  }
+}
