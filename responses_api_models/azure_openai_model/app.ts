@@ -16,10 +16,11 @@ import {
   checkBackendAnswer,
   responsesToChatParams,
   backendErrorAnswer,
+  createPooledFetch,
   startIfMain,
   defineModelServer,
 } from '@nemo-gym/core';
-import { Semaphore } from './src/semaphore.js';
+import pLimit from 'p-limit';
 
 export const AzureOpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   /** The Azure endpoint, e.g. https://my-resource.openai.azure.com */
@@ -29,6 +30,10 @@ export const AzureOpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   openai_model: z.string().min(1),
   default_query: z.looseObject({ 'api-version': z.string().min(1, 'set default_query.api-version, e.g. 2024-10-21') }),
   num_concurrent_requests: z.number().int().min(1).default(8),
+  /**
+   * Resends of one call when it provably did not reach Azure: refused connection, or an answer
+   * of 429/503 (honouring Retry-After). A generation is never resent after a timeout.
+   */
   max_retries: z.number().int().min(0).default(2),
   request_timeout_s: z.number().positive().default(3600),
 });
@@ -41,10 +46,16 @@ export const server = defineModelServer({
       endpoint: ctx.config.openai_base_url,
       apiKey: ctx.config.openai_api_key,
       apiVersion: ctx.config.default_query['api-version'],
-      maxRetries: ctx.config.max_retries,
+      // The client does not retry: the pooled fetch below is this hop's one retrying layer.
+      maxRetries: 0,
       timeout: ctx.config.request_timeout_s * 1000,
+      fetch: createPooledFetch({
+        headersTimeoutMs: ctx.config.request_timeout_s * 1000,
+        bodyTimeoutMs: ctx.config.request_timeout_s * 1000,
+        retry: { maxAttempts: ctx.config.max_retries + 1 },
+      }),
     }),
-    semaphore: new Semaphore(ctx.config.num_concurrent_requests),
+    limit: pLimit(ctx.config.num_concurrent_requests),
   }),
   responses: {
     body: ResponseCreateParamsSchema,
@@ -60,7 +71,7 @@ export const server = defineModelServer({
       }
       let answer: unknown;
       try {
-        answer = await ctx.state.semaphore.run(() =>
+        answer = await ctx.state.limit(() =>
           ctx.state.client.chat.completions.create({ ...chatParams, model: cfg.openai_model } as never),
         );
       } catch (err) {
@@ -78,7 +89,7 @@ export const server = defineModelServer({
       const url = deploymentUrl(cfg.openai_base_url, cfg.openai_model);
       let answer: unknown;
       try {
-        answer = await ctx.state.semaphore.run(() =>
+        answer = await ctx.state.limit(() =>
           ctx.state.client.chat.completions.create({ ...body, model: cfg.openai_model } as never),
         );
       } catch (err) {

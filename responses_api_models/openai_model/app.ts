@@ -1,9 +1,10 @@
 /**
  * OpenAI model server: passes `/v1/responses` and `/v1/chat/completions` through to any
- * OpenAI-compatible endpoint with the official `openai` client. The model named in the request
- * is replaced by the configured `openai_model`.
+ * OpenAI-compatible endpoint. The model named in the request is replaced by the configured
+ * `openai_model`. A thin HTTP client on the shared keep-alive pool and the project's retry policy
+ * does the call (as upstream's own thin client does); backend errors are answered as the official
+ * `openai` client would report them (status and error object kept).
  */
-import OpenAI from 'openai';
 import { z } from 'zod';
 import {
   ChatCompletionCreateParamsSchema,
@@ -11,20 +12,26 @@ import {
   ModelServerConfigSchema,
   ResponseCreateParamsSchema,
   ResponseSchema,
-  checkBackendAnswer,
-  createPooledFetch,
   backendErrorAnswer,
+  checkBackendAnswer,
+  createPool,
   defineModelServer,
   fullResponseDump,
+  openAIStatusError,
+  parseBackendJson,
+  sendToBackend,
   startIfMain,
+  type RawJson,
 } from '@nemo-gym/core';
-
 
 export const OpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   openai_base_url: z.string().min(1),
   openai_api_key: z.string(),
   openai_model: z.string().min(1),
-  /** Retries of the client for 408/409/429/5xx answers and connection errors. */
+  /**
+   * Resends of one call when it provably did not reach the backend: refused connection, or an
+   * answer of 429/503 (honouring Retry-After). A generation is never resent after a timeout.
+   */
   max_retries: z.number().int().min(0).default(2),
   /** Longest wait for one backend answer. */
   request_timeout_s: z.number().positive().default(3600),
@@ -32,50 +39,62 @@ export const OpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   max_connections_per_host: z.number().int().positive().default(1024),
 });
 
+type Config = z.output<typeof OpenAIModelConfigSchema>;
+
+function backend(config: Config) {
+  const timeoutMs = config.request_timeout_s * 1000;
+  return {
+    base: config.openai_base_url.replace(/\/+$/, ''),
+    dispatcher: createPool({ connections: config.max_connections_per_host, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs }),
+    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${config.openai_api_key}` },
+    timeoutMs,
+    retry: { maxAttempts: config.max_retries + 1 },
+  };
+}
+type Backend = ReturnType<typeof backend>;
+
+/** POSTs the request with our model; the backend's parsed 2xx answer, or the answer for its failure. */
+async function call(b: Backend, config: Config, path: string, body: object): Promise<{ answer: unknown; url: string } | RawJson> {
+  const url = `${b.base}${path}`;
+  const apiKey = config.openai_api_key;
+  try {
+    const res = await sendToBackend(url, JSON.stringify({ ...body, model: config.openai_model }), b.headers, {
+      dispatcher: b.dispatcher,
+      timeoutMs: b.timeoutMs,
+      retry: b.retry,
+      apiKey,
+    });
+    const text = res.body.toString('utf8');
+    if (res.status < 200 || res.status >= 300) return backendErrorAnswer(openAIStatusError(url, res.status, text, apiKey), url, apiKey);
+    return { answer: parseBackendJson(url, res.status, text, apiKey), url };
+  } catch (err) {
+    return backendErrorAnswer(err, url, apiKey);
+  }
+}
+
 export const server = defineModelServer({
   className: 'SimpleModelServer',
   configSchema: OpenAIModelConfigSchema,
-  setup: (ctx) => ({
-    client: new OpenAI({
-      baseURL: ctx.config.openai_base_url,
-      apiKey: ctx.config.openai_api_key,
-      maxRetries: ctx.config.max_retries,
-      timeout: ctx.config.request_timeout_s * 1000,
-      fetch: createPooledFetch({ connections: ctx.config.max_connections_per_host, headersTimeoutMs: ctx.config.request_timeout_s * 1000, bodyTimeoutMs: ctx.config.request_timeout_s * 1000 }),
-    }),
-  }),
+  setup: (ctx) => backend(ctx.config),
+  close: async (ctx) => {
+    await ctx.state.dispatcher.close();
+  },
   responses: {
     body: ResponseCreateParamsSchema,
     handler: async (body, ctx) => {
-      const url = `${ctx.config.openai_base_url.replace(/\/+$/, '')}/responses`;
-      let answer: unknown;
-      try {
-        // The raw body, not the client's parsed object (which gains a computed `output_text`).
-        answer = await readJson(await ctx.state.client.responses.create({ ...body, model: ctx.config.openai_model } as never).asResponse());
-      } catch (err) {
-        return backendErrorAnswer(err, url, ctx.config.openai_api_key);
-      }
-      return fullResponseDump(checkBackendAnswer(ResponseSchema, answer, 'Response', url));
+      const r = await call(ctx.state, ctx.config, '/responses', body);
+      if (!('answer' in r)) return r;
+      return fullResponseDump(checkBackendAnswer(ResponseSchema, r.answer, 'Response', r.url));
     },
   },
   chatCompletions: {
     body: ChatCompletionCreateParamsSchema,
     handler: async (body, ctx) => {
-      const url = `${ctx.config.openai_base_url.replace(/\/+$/, '')}/chat/completions`;
-      let answer: unknown;
-      try {
-        answer = await readJson(await ctx.state.client.chat.completions.create({ ...body, model: ctx.config.openai_model } as never).asResponse());
-      } catch (err) {
-        return backendErrorAnswer(err, url, ctx.config.openai_api_key);
-      }
-      return checkBackendAnswer(ChatCompletionSchema, answer, 'chat completion', url);
+      const r = await call(ctx.state, ctx.config, '/chat/completions', body);
+      if (!('answer' in r)) return r;
+      return checkBackendAnswer(ChatCompletionSchema, r.answer, 'chat completion', r.url);
     },
   },
 });
-
-/** Body of a successful backend answer as JSON (a SyntaxError for anything else). */
-async function readJson(res: Response): Promise<unknown> {
-  return JSON.parse(await res.text());
-}
 
 startIfMain(import.meta.url, server);

@@ -4,14 +4,11 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  backoffDelay,
   BaseVerifyRequestSchema,
   decodeSession,
-  DEFAULT_RETRY,
   defineResourcesServer,
   encodeSession,
   HttpError,
-  parseRetryAfter,
   RawJson,
   ResourcesServerConfigSchema,
   ServerClient,
@@ -215,21 +212,6 @@ describe('session signing', () => {
     expect(decodeSession(v, 'secret')).toBe('abc');
     expect(decodeSession(v, 'other')).toBeNull();
     expect(decodeSession('abc.zzz', 'secret')).toBeNull();
-  });
-});
-
-describe('retry policy', () => {
-  it('backs off exponentially with jitter, capped', () => {
-    const p = { ...DEFAULT_RETRY, initialDelayMs: 500, maxDelayMs: 8000 };
-    expect(backoffDelay(p, 1, null, () => 0)).toBe(250);
-    expect(backoffDelay(p, 1, null, () => 1)).toBe(500);
-    expect(backoffDelay(p, 3, null, () => 1)).toBe(2000);
-    expect(backoffDelay(p, 10, null, () => 1)).toBe(8000);
-  });
-  it('honours Retry-After in seconds and as a date', () => {
-    expect(parseRetryAfter('3')).toBe(3000);
-    expect(parseRetryAfter(new Date(Date.now() + 5000).toUTCString())).toBeGreaterThan(3000);
-    expect(backoffDelay(DEFAULT_RETRY, 1, '4', () => 0)).toBe(4000);
   });
 });
 

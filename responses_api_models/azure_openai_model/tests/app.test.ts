@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { server } from '../app.js';
-import { Semaphore } from '../src/semaphore.js';
 import { HttpStub, type StubHandler } from '../../vllm_model/tests/stub.js';
 
 const API_KEY = 'azure-test-secret-0123456789';
@@ -142,25 +141,5 @@ describe('azure_openai_model', () => {
     await expect(
       server.build({ config: { name: 'p', openai_base_url: 'http://127.0.0.1:1', openai_api_key: 'k', openai_model: 'd', default_query: {} } }),
     ).rejects.toThrow(/api-version/);
-  });
-});
-
-describe('Semaphore', () => {
-  it('runs at most `limit` tasks at once and releases slots on failure', async () => {
-    const s = new Semaphore(2);
-    let running = 0;
-    let peak = 0;
-    const task = (fail: boolean) => s.run(async () => {
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise((r) => setTimeout(r, 5));
-      running--;
-      if (fail) throw new Error('boom');
-      return 1;
-    });
-    const results = await Promise.allSettled([task(true), task(false), task(true), task(false), task(false)]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect(peak).toBe(2);
-    expect(s.inUse).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
  * `return_token_id_information`, each generation carries prompt token ids, generation token ids
  * and their log-probs, for training.
  */
-import { Agent, request } from 'undici';
+import { request, type Agent } from 'undici';
 import { z } from 'zod';
 import {
   ConversionError,
@@ -18,6 +18,8 @@ import {
   type NeMoGymResponse,
   type ResponseCreateParams,
   HttpError,
+  createPool,
+  type RequestClass,
 } from '@nemo-gym/core';
 import { EndpointPool, type Endpoint } from './endpoints.js';
 
@@ -32,7 +34,10 @@ export const VLLMModelConfigFields = {
   request_inline_token_ids: z.boolean().default(false),
   /** Longest wait for one backend answer. */
   request_timeout_s: z.number().positive().default(3600),
-  /** Attempts in total when the backend answers 429/500/502/503/504/520. */
+  /**
+   * Attempts in total for one backend call. A generation is resent only when it provably did not
+   * reach the backend (connection refused, 429, 503); /tokenize also on other transient failures.
+   */
   max_attempts: z.number().int().min(1).default(3),
   retry_sleep_s: z.number().min(0).default(0.5),
   /** Size of the session -> endpoint LRU. */
@@ -92,7 +97,7 @@ export class VLLMBackend {
     private readonly log: { info(m: string): void; warn(m: string): void } = { info: () => {}, warn: () => {} },
   ) {
     this.timeoutMs = config.request_timeout_s * 1000;
-    this.dispatcher = new Agent({ keepAliveTimeout: 15_000, connections: 1024 });
+    this.dispatcher = createPool({ connections: 1024, headersTimeoutMs: this.timeoutMs, bodyTimeoutMs: this.timeoutMs });
     this.pool = new EndpointPool(config.base_url, {
       maxSessions: config.max_pinned_sessions,
       failureThreshold: config.unhealthy_after_failures,
@@ -128,12 +133,14 @@ export class VLLMBackend {
     }
   }
 
-  private post(url: string, body: unknown): Promise<unknown> {
+  /** `idempotent`: a call without effects (e.g. /tokenize) may be resent after any transient failure. */
+  private post(url: string, body: unknown, requestClass?: RequestClass): Promise<unknown> {
     return postJson(url, body, {
       apiKey: this.config.api_key,
       timeoutMs: this.timeoutMs,
-      maxAttempts: this.config.max_attempts,
-      retrySleepMs: this.config.retry_sleep_s * 1000,
+      // With several endpoints a refused connection fails over to another one (callPinned) instead.
+      retry: { maxAttempts: this.config.max_attempts, initialDelayMs: this.config.retry_sleep_s * 1000, retryConnectionErrors: this.config.base_url.length === 1 },
+      requestClass,
       dispatcher: this.dispatcher,
       log: (m) => this.log.warn(m),
     });
@@ -276,7 +283,7 @@ export class VLLMBackend {
       } else {
         const tokenizeBody: Json = {};
         for (const k of ['model', 'messages', 'tools']) if (body[k] !== undefined) tokenizeBody[k] = body[k];
-        const tok = (await this.post(`${rootUrl(base)}/tokenize`, tokenizeBody)) as Json;
+        const tok = (await this.post(`${rootUrl(base)}/tokenize`, tokenizeBody, 'idempotent')) as Json;
         if (!isIntList(tok?.tokens)) throw bad('/tokenize answered without a "tokens" list of integers');
         promptIds = tok.tokens;
       }

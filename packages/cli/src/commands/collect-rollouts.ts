@@ -43,7 +43,7 @@ export const collectRolloutsCommand: CommandSpec = {
     { name: 'num_samples_in_parallel', type: 'int', description: 'rollouts in flight at once (default 256)' },
     { name: 'responses_create_params', type: 'dict', description: 'overrides for every row, e.g. +responses_create_params.temperature=0.6' },
     { name: 'restart', type: 'bool', description: 'delete earlier output and start over (needed when the input changed)' },
-    { name: 'max_attempts', type: 'int', description: 'attempts per rollout on infrastructure errors (default 3)' },
+    { name: 'max_attempts', type: 'int', description: 'attempts per rollout while the agent provably did not receive it (refused, 429/503; default 3); a rollout that failed after it was sent is recorded and rerun by the next run' },
     { name: 'http_retry_max_attempts', type: 'int', description: 'HTTP attempts per request on connection errors and 408/429/502-504 (default 6)' },
   ],
   main: async (config) => {

@@ -3,14 +3,15 @@
  * pool per target, explicit timeouts, bounded retries. Cookies travel only when passed
  * explicitly, as upstream does (each server's session cookie is forwarded by the caller).
  */
-import { Agent, request as undiciRequest } from 'undici';
+import { request as undiciRequest, type Agent } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
 import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
 import { formatCookieHeader, parseSetCookies } from '../http/cookies.js';
-import { dispatchRequest, splitUrl, type CollectedResponse } from './dispatch.js';
-import { backoffDelay, DEFAULT_RETRY, isRetryableTransportError, sleep, type RetryPolicy } from './retry.js';
+import { dispatchRequest, splitUrl } from './dispatch.js';
+import { createPool } from './agent.js';
+import { classifyRequest, DEFAULT_RETRY, retryPolicy, withRetries, type RequestClass, type RetryPolicy } from './retry.js';
 
 export interface ClientTimeouts {
   connectMs: number;
@@ -38,7 +39,24 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Override the retry policy for this call (false: a single attempt). */
   retry?: Partial<RetryPolicy> | false;
+  /** How the request may be retried (default: from the method, see classifyRequest). */
+  requestClass?: RequestClass;
   signal?: AbortSignal;
+}
+
+/** What a failed request went through: its attempts and whether the last one may have reached the server. */
+export interface RequestFailure {
+  attempts: number;
+  /** Some byte of the last attempt may have been written (so the server may have acted on it). */
+  sent: boolean;
+  requestClass: RequestClass;
+}
+
+const failures = new WeakMap<Error, RequestFailure>();
+
+/** For an error thrown by ServerClient after a transport failure: its attempts and delivery state. */
+export function requestFailure(err: unknown): RequestFailure | undefined {
+  return err instanceof Error ? failures.get(err) : undefined;
 }
 
 export class ServerResponse {
@@ -90,20 +108,17 @@ export class ServerClient {
       bodyMs: num(g.http_body_timeout_s, DEFAULT_TIMEOUTS.bodyMs / 1000) * 1000,
       ...options.timeouts,
     };
-    this.retry = {
-      ...DEFAULT_RETRY,
+    this.retry = retryPolicy({
       maxAttempts: num(g.http_retry_max_attempts, DEFAULT_RETRY.maxAttempts),
       maxElapsedMs: num(g.http_retry_max_elapsed_s, DEFAULT_RETRY.maxElapsedMs / 1000) * 1000,
       ...options.retry,
-    };
-    this.dispatcher = new Agent({
+    });
+    this.dispatcher = createPool({
       connections: options.connectionsPerHost ?? num(g.http_connections_per_host, 1024),
       pipelining: options.pipelining ?? num(g.http_pipelining, 1),
-      keepAliveTimeout: 15_000,
-      keepAliveMaxTimeout: 25_000,
-      connect: { timeout: this.timeouts.connectMs, keepAlive: true, keepAliveInitialDelay: 60_000 },
-      headersTimeout: this.timeouts.headersMs,
-      bodyTimeout: this.timeouts.bodyMs,
+      connectTimeoutMs: this.timeouts.connectMs,
+      headersTimeoutMs: this.timeouts.headersMs,
+      bodyTimeoutMs: this.timeouts.bodyMs,
     });
   }
 
@@ -152,6 +167,7 @@ export class ServerClient {
   private async send(origin: string, path: string, body: unknown, options: RequestOptions): Promise<ServerResponse> {
     const url = `${origin}${path}`;
     const method = options.method ?? (body === undefined ? 'GET' : 'POST');
+    const requestClass = options.requestClass ?? classifyRequest(method);
     const policy: RetryPolicy = options.retry === false ? { ...this.retry, maxAttempts: 1 } : options.retry ? { ...this.retry, ...options.retry } : this.retry;
     const headers: Record<string, string> = { ...options.headers };
     const cookie = formatCookieHeader(options.cookies);
@@ -161,34 +177,40 @@ export class ServerClient {
       payload = typeof body === 'string' ? body : JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
-    const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      let res: CollectedResponse;
-      try {
-        res = await dispatchRequest(this.dispatcher, origin, path, { method, headers, body: payload, signal: options.signal });
-      } catch (err) {
-        const canRetry = policy.retryConnectionErrors && isRetryableTransportError(err) && attempt < policy.maxAttempts && Date.now() - started < policy.maxElapsedMs;
-        if (canRetry) {
-          await sleep(backoffDelay(policy, attempt));
-          continue;
-        }
-        const code = (err as { code?: string }).code;
-        if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-          throw new TimeoutError(`${method} ${url} timed out (${code === 'UND_ERR_HEADERS_TIMEOUT' ? `no response headers within ${this.timeouts.headersMs} ms` : `body stalled for ${this.timeouts.bodyMs} ms`}); raise http_headers_timeout_s / http_body_timeout_s if the server is just slow`);
-        }
-        throw new ServerUnreachableError(url, `${(err as Error).message}${code ? ` (${code})` : ''} after ${attempt} attempt(s)`, { cause: err });
-      }
-      if (
-        policy.retryStatuses.includes(res.status) &&
-        attempt < policy.maxAttempts &&
-        Date.now() - started < policy.maxElapsedMs
-      ) {
-        const ra = res.headers['retry-after'];
-        await sleep(backoffDelay(policy, attempt, Array.isArray(ra) ? ra[0] : ra));
-        continue;
-      }
-      return new ServerResponse(url, res.status, res.headers, res.body.toString('utf8'), attempt);
+    const idempotent = requestClass === 'idempotent';
+    const result = await withRetries(
+      policy,
+      requestClass,
+      (attempt) =>
+        dispatchRequest(this.dispatcher, origin, path, {
+          method,
+          headers,
+          body: payload,
+          signal: options.signal,
+          idempotent,
+          onSent: () => {
+            attempt.sent = true;
+          },
+        }),
+      { signal: options.signal },
+    );
+    if (result.ok) {
+      const res = result.response;
+      return new ServerResponse(url, res.status, res.headers, res.body.toString('utf8'), result.attempts);
     }
+    const err = result.error;
+    const code = (err as { code?: string }).code;
+    let failure: Error;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      failure = new TimeoutError(
+        `${method} ${url} timed out (${code === 'UND_ERR_HEADERS_TIMEOUT' ? `no response headers within ${this.timeouts.headersMs} ms` : `body stalled for ${this.timeouts.bodyMs} ms`}); raise http_headers_timeout_s / http_body_timeout_s if the server is just slow`,
+      );
+    } else {
+      const resend = result.sent && !idempotent ? '; it was not resent because it may have reached the server' : '';
+      failure = new ServerUnreachableError(url, `${(err as Error).message}${code ? ` (${code})` : ''} after ${result.attempts} attempt(s)${resend}`, { cause: err });
+    }
+    failures.set(failure, { attempts: result.attempts, sent: result.sent, requestClass });
+    throw failure;
   }
 
   post(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ServerResponse> {

@@ -4,9 +4,10 @@
  * undici's `request()` wraps every answer in a Node stream and an async resource; for the short
  * JSON bodies servers exchange here that wrapping costs more CPU than the HTTP exchange itself.
  * This talks to the dispatcher's handler interface directly: same pools, timeouts, errors
- * (`UND_ERR_*`, `ECONNREFUSED`, …) and retries of idempotent requests on a reset socket.
+ * (`UND_ERR_*`, `ECONNREFUSED`, …). It sends once: retrying is retry.ts's job.
  */
 import type { Dispatcher } from 'undici';
+import { classifyRequest } from './retry.js';
 
 export type ResponseHeaders = Record<string, string | string[]>;
 
@@ -25,6 +26,13 @@ export interface DispatchOptions {
   /** Per-request overrides of the dispatcher's timeouts (ms; 0 = none). */
   headersTimeout?: number;
   bodyTimeout?: number;
+  /**
+   * Whether the request may be resent (default: only GET/HEAD/OPTIONS). undici never puts a
+   * request that is not behind another on a pipelined socket, where a reset would replay it.
+   */
+  idempotent?: boolean;
+  /** Called right before the first byte of the request is written (never for a failed connect). */
+  onSent?: () => void;
 }
 
 /** `http://host:port/a/b?c` -> [`http://host:port`, `/a/b?c`]. */
@@ -87,6 +95,7 @@ export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: st
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abortRequest: (err?: Error) => void) {
         abort = abortRequest;
+        options.onSent?.();
       },
       onHeaders(statusCode: number, rawHeaders: Buffer[]) {
         // 1xx informational answers come before the real one.
@@ -107,15 +116,15 @@ export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: st
         finish(err);
       },
     };
+    const method = options.method ?? (options.body === undefined ? 'GET' : 'POST');
     dispatcher.dispatch(
       {
         origin,
         path,
-        method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+        method,
         headers: options.headers,
         body: options.body,
-        // Safe for our JSON calls: undici may resend one that met a socket closed under it.
-        idempotent: true,
+        idempotent: options.idempotent ?? classifyRequest(method) === 'idempotent',
         headersTimeout: options.headersTimeout,
         bodyTimeout: options.bodyTimeout,
       },

@@ -4,13 +4,21 @@
  * the rest of a proxy hop: the answer is read whole and handed over as a Response-shaped object
  * whose stream is only built if someone asks for `body`.
  */
-import { Agent } from 'undici';
+import { createPool } from './agent.js';
 import { dispatchRequest, splitUrl, type ResponseHeaders } from './dispatch.js';
+import { classifyRequest, NO_RETRY, retryPolicy, withRetries, type RetryPolicy } from './retry.js';
 
 export interface PooledFetchOptions {
   connections?: number;
+  connectTimeoutMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+  /**
+   * The retries of this hop (default: none). An SDK on top of this fetch is configured with
+   * `maxRetries: 0`, so this is the one layer that retries; a POST is resent only when it
+   * provably did not reach the server (see retry.ts).
+   */
+  retry?: Partial<RetryPolicy>;
 }
 
 /** The read-only part of `Headers` an SDK reads from an answer, over the parsed header object. */
@@ -122,13 +130,13 @@ class BufferedResponse {
 }
 
 export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetch {
-  const dispatcher = new Agent({
-    connections: options.connections ?? 1024,
-    keepAliveTimeout: 15_000,
-    headersTimeout: options.headersTimeoutMs ?? 3_600_000,
-    bodyTimeout: options.bodyTimeoutMs ?? 3_600_000,
-    connect: { keepAlive: true, keepAliveInitialDelay: 60_000 },
+  const dispatcher = createPool({
+    connections: options.connections,
+    connectTimeoutMs: options.connectTimeoutMs,
+    headersTimeoutMs: options.headersTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
   });
+  const policy = retryPolicy(options.retry, NO_RETRY);
   const pooled = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, init);
     const headers: Record<string, string> = {};
@@ -141,12 +149,27 @@ export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetc
     else if (init.body instanceof ArrayBuffer || ArrayBuffer.isView(init.body)) body = Buffer.from(init.body as ArrayBuffer);
     else if (init.body !== undefined && init.body !== null) return fetch(input, init);
     const [origin, path] = splitUrl(String(input));
-    const res = await dispatchRequest(dispatcher, origin, path, {
-      method: init.method ?? 'GET',
-      headers,
-      body,
-      signal: init.signal,
-    });
+    const method = init.method ?? 'GET';
+    const requestClass = classifyRequest(method);
+    const signal = init.signal ?? null;
+    const result = await withRetries(
+      policy,
+      requestClass,
+      (attempt) =>
+        dispatchRequest(dispatcher, origin, path, {
+          method,
+          headers,
+          body,
+          signal,
+          idempotent: requestClass === 'idempotent',
+          onSent: () => {
+            attempt.sent = true;
+          },
+        }),
+      { signal },
+    );
+    if (!result.ok) throw result.error;
+    const res = result.response;
     const nullBody = res.status === 204 || res.status === 304 || init.method === 'HEAD';
     return new BufferedResponse(String(input), res.status, res.headers, nullBody ? null : res.body) as unknown as Response;
   };

@@ -9,8 +9,10 @@
  *   no answer within the timeout  -> 504
  *   answer is not valid JSON      -> 502
  */
-import { getGlobalDispatcher, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { sharedPool } from '../client/agent.js';
 import { dispatchRequest, splitUrl, type CollectedResponse } from '../client/dispatch.js';
+import { classifyRequest, errorCode, retryPolicy, withRetries, type RequestClass, type RetryPolicy } from '../client/retry.js';
 import { HttpError } from '../errors.js';
 
 export type UpstreamFailureKind = 'status' | 'connect' | 'timeout' | 'invalid_json';
@@ -40,16 +42,6 @@ function shorten(text: string, max = 2000): string {
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
-
-function errorCode(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 /** Maps a transport failure (connection refused, reset, timeout) to an UpstreamError. */
 export function transportError(url: string, err: unknown, timeoutMs: number | undefined, apiKey?: string): UpstreamError {
@@ -84,89 +76,118 @@ export interface PostJsonOptions {
   apiKey?: string;
   /** Whole-request timeout (headers and body), ms. */
   timeoutMs?: number;
-  /** Attempts in total for retryable statuses (429, 500, 502, 503, 504, 520). */
-  maxAttempts?: number;
-  /** First pause before a retry; it doubles per attempt (with jitter) up to 8 s. */
-  retrySleepMs?: number;
+  /**
+   * This hop's retries (default: DEFAULT_RETRY). A POST (a generation) is resent only when it
+   * provably did not reach the backend: refused connection, or 429/503. 500 is never retried.
+   */
+  retry?: Partial<RetryPolicy>;
+  /** Default: from the method; pass `idempotent` for a POST without effects (e.g. /tokenize). */
+  requestClass?: RequestClass;
   dispatcher?: Dispatcher;
   method?: 'POST' | 'GET';
   log?: (msg: string) => void;
 }
 
-export const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504, 520]);
-
-const MAX_RETRY_SLEEP_MS = 8000;
-
 /**
- * Pause before retry number `attempt` (1-based): the backend's Retry-After (`retry-after-ms`,
- * or `retry-after` in seconds or as a date) when it asks for at most 60 s, otherwise
- * `baseMs * 2^(attempt-1)` capped at 8 s, with up to 25% jitter taken off.
- */
-export function retryDelayMs(attempt: number, baseMs: number, headers: Record<string, string | string[] | undefined> = {}, random = Math.random): number {
-  const header = (name: string) => {
-    const v = headers[name];
-    return Array.isArray(v) ? v[0] : v;
-  };
-  const ms = Number(header('retry-after-ms'));
-  if (header('retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0 && ms <= 60_000) return ms;
-  const ra = header('retry-after');
-  if (ra !== undefined) {
-    const secs = Number(ra);
-    const fromHeader = Number.isFinite(secs) ? secs * 1000 : Date.parse(ra) - Date.now();
-    if (Number.isFinite(fromHeader) && fromHeader >= 0 && fromHeader <= 60_000) return fromHeader;
-  }
-  const exp = Math.min(MAX_RETRY_SLEEP_MS, baseMs * 2 ** (attempt - 1));
-  return exp * (1 - 0.25 * random());
-}
-
-/**
- * POSTs JSON and returns the parsed JSON answer. Retryable statuses are retried (after
- * `retrySleepMs`) up to `maxAttempts` attempts in total; other failures throw UpstreamError.
+ * Sends JSON and returns the parsed JSON answer, retrying as the policy allows; a failure
+ * throws UpstreamError.
  */
 export async function postJson(url: string, body: unknown, opts: PostJsonOptions = {}): Promise<unknown> {
-  const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   const payload = body === undefined ? undefined : JSON.stringify(body);
+  const res = await sendToBackend(url, payload, headers, opts);
+  const { status } = res;
+  const text = res.body.toString('utf8');
+  if (status >= 200 && status < 300) return parseBackendJson(url, status, text, opts.apiKey);
+  throw statusError(url, status, text, opts.apiKey);
+}
+
+/**
+ * One request to a backend through the retry policy: the final answer whatever its status, or
+ * an UpstreamError for a transport failure (502, or 504 on a timeout).
+ */
+export async function sendToBackend(
+  url: string,
+  payload: string | undefined,
+  headers: Record<string, string>,
+  opts: Omit<PostJsonOptions, 'apiKey'> & { apiKey?: string },
+): Promise<CollectedResponse> {
   const [origin, path] = splitUrl(url);
-  const dispatcher = opts.dispatcher ?? getGlobalDispatcher();
-  for (let attempt = 1; ; attempt++) {
-    let res: CollectedResponse;
-    try {
-      res = await dispatchRequest(dispatcher, origin, path, {
-        method: opts.method ?? 'POST',
+  const dispatcher = opts.dispatcher ?? sharedPool();
+  const method = opts.method ?? 'POST';
+  const requestClass = opts.requestClass ?? classifyRequest(method);
+  const policy = retryPolicy(opts.retry);
+  const result = await withRetries(
+    policy,
+    requestClass,
+    (attempt) =>
+      dispatchRequest(dispatcher, origin, path, {
+        method,
         headers,
         body: payload,
         headersTimeout: opts.timeoutMs,
         bodyTimeout: opts.timeoutMs,
-      });
-    } catch (err) {
-      throw transportError(url, err, opts.timeoutMs, opts.apiKey);
-    }
-    const { status } = res;
-    const text = res.body.toString('utf8');
-    if (status >= 200 && status < 300) {
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new UpstreamError(
-          502,
-          `the model backend at ${url} answered HTTP ${status} with a body that is not valid JSON: ${redactSecret(shorten(text, 300), opts.apiKey)}`,
-          'invalid_json',
-          url,
-          status,
-          text,
-        );
-      }
-    }
-    if (RETRYABLE_STATUSES.has(status) && attempt < maxAttempts) {
-      const delay = retryDelayMs(attempt, opts.retrySleepMs ?? 500, res.headers);
-      opts.log?.(`HTTP ${status} from ${url} (attempt ${attempt} of ${maxAttempts}); retrying in ${Math.round(delay)} ms`);
-      await new Promise((r) => setTimeout(r, delay));
-      continue;
-    }
-    throw statusError(url, status, text, opts.apiKey);
+        idempotent: requestClass === 'idempotent',
+        onSent: () => {
+          attempt.sent = true;
+        },
+      }),
+    {
+      onRetry: opts.log
+        ? ({ attempt, delayMs, outcome }) =>
+            opts.log!(
+              `${'status' in outcome ? `HTTP ${outcome.status}` : (errorCode(outcome.error) ?? 'transport failure')} from ${url} (attempt ${attempt} of ${policy.maxAttempts}); retrying in ${delayMs} ms`,
+            )
+        : undefined,
+    },
+  );
+  if (!result.ok) throw transportError(url, result.error, opts.timeoutMs, opts.apiKey);
+  return result.response;
+}
+
+/** A 2xx body as JSON, or a 502 UpstreamError naming the backend. */
+export function parseBackendJson(url: string, status: number, text: string, apiKey?: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError(
+      502,
+      `the model backend at ${url} answered HTTP ${status} with a body that is not valid JSON: ${redactSecret(shorten(text, 300), apiKey)}`,
+      'invalid_json',
+      url,
+      status,
+      text,
+    );
   }
+}
+
+/**
+ * The error an OpenAI-compatible backend's non-2xx answer maps to, exactly as
+ * fromOpenAIClientError maps the official client's error for that answer: the status is kept,
+ * the body's `error` object (or the whole JSON body) becomes `upstreamBody`.
+ */
+export function openAIStatusError(url: string, status: number, text: string, apiKey?: string): UpstreamError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const normalized = json && typeof json === 'object' && (json as { error?: unknown }).error == null ? { error: json } : json;
+  const error = (normalized as { error?: unknown } | null | undefined)?.error;
+  const detail = error as { message?: unknown } | undefined;
+  const msg = detail?.message
+    ? typeof detail.message === 'string'
+      ? detail.message
+      : JSON.stringify(detail.message)
+    : error
+      ? JSON.stringify(error)
+      : json === undefined
+        ? text
+        : undefined;
+  const message = msg ? `${status} ${msg}` : `${status} status code (no body)`;
+  return fromOpenAIClientError({ status, error, message }, url, apiKey) as UpstreamError;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../src/errors.js';
-import { UpstreamError, fromOpenAIClientError, redactSecret, retryDelayMs, statusError, transportError } from '../../src/openai/upstream.js';
+import { UpstreamError, fromOpenAIClientError, redactSecret, statusError, transportError } from '../../src/openai/upstream.js';
 
 describe('backend error mapping', () => {
   it('scrubs the key everywhere it occurs, but leaves short or empty keys alone', () => {
@@ -42,17 +42,5 @@ describe('backend error mapping', () => {
     expect(fromOpenAIClientError(new SyntaxError('Unexpected end of JSON input'), 'http://h').message).toContain('not valid JSON');
     const own = new HttpError(418, 'mine');
     expect(fromOpenAIClientError(own, 'http://h')).toBe(own);
-  });
-});
-
-describe('retryDelayMs', () => {
-  it('doubles from the base up to 8 s, with at most 25% jitter taken off', () => {
-    expect([1, 2, 3, 5, 9].map((a) => retryDelayMs(a, 500, {}, () => 0))).toEqual([500, 1000, 2000, 8000, 8000]);
-    expect(retryDelayMs(2, 500, {}, () => 1)).toBe(750);
-  });
-  it('honours retry-after-ms and retry-after when they ask for at most a minute', () => {
-    expect(retryDelayMs(1, 500, { 'retry-after-ms': '120' })).toBe(120);
-    expect(retryDelayMs(1, 500, { 'retry-after': '3' })).toBe(3000);
-    expect(retryDelayMs(1, 500, { 'retry-after': '3600' }, () => 0)).toBe(500);
   });
 });

@@ -1,0 +1,123 @@
+/**
+ * Reading the collector's input: rows are streamed line by line (memory follows the concurrency,
+ * not the file size), checked, and turned into one job per rollout still to do.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+export async function hashFile(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** Lines of the file (a last line without a newline counts), at most `limit`. */
+export async function countLines(path: string, limit: number | null): Promise<number> {
+  let n = 0;
+  let last = 10;
+  for await (const chunk of createReadStream(path)) {
+    const buf = chunk as Buffer;
+    for (let i = 0; i < buf.length; i++) if (buf[i] === 10) n++;
+    if (buf.length) last = buf[buf.length - 1]!;
+    if (limit && n >= limit) return limit;
+  }
+  if (last !== 10) n++;
+  return limit ? Math.min(n, limit) : n;
+}
+
+/** One rollout to run: the row (as the JSON text to POST) and where it goes. */
+export interface RolloutJob {
+  kind: 'run';
+  taskIndex: number;
+  rolloutIndex: number;
+  /** 1-based line of the input file. */
+  line: number;
+  agent: string;
+  /** The request body for /run, serialized once per row and shared by its repeats. */
+  body: string;
+}
+
+/** A rollout that cannot run because its row is unusable; it is recorded as failed. */
+export interface BadRowJob {
+  kind: 'bad';
+  taskIndex: number;
+  rolloutIndex: number;
+  line: number;
+  reason: string;
+}
+
+export interface ReadJobsOptions {
+  inputPath: string;
+  limit: number | null;
+  numRepeats: number;
+  agentName?: string;
+  overrides?: Record<string, unknown>;
+  /** Whether (task, rollout) is already in the output (resume). */
+  isDone: (taskIndex: number, rolloutIndex: number) => boolean;
+  /** Called with the number of rollouts skipped because they are done. */
+  onSkip: (n: number) => void;
+  /** Reading stops when this turns true. */
+  stopped: () => boolean;
+}
+
+/**
+ * A row as an object with a `responses_create_params` object, or an Error saying what is wrong.
+ * Returns the row with the overrides applied and the text to POST.
+ */
+export function parseRow(line: string, overrides: Record<string, unknown> | undefined): { row: Record<string, unknown>; body: string } | Error {
+  try {
+    if (!line.trim()) throw new Error('the line is empty');
+    const parsed: unknown = JSON.parse(line);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the line is not a JSON object');
+    let row = parsed as Record<string, unknown>;
+    if (!row.responses_create_params || typeof row.responses_create_params !== 'object') {
+      throw new Error('the row has no `responses_create_params` object');
+    }
+    if (overrides && Object.keys(overrides).length > 0) {
+      row = { ...row, responses_create_params: { ...(row.responses_create_params as object), ...structuredClone(overrides) } };
+      return { row, body: JSON.stringify(row) };
+    }
+    // Unchanged rows are sent as read: the line is already the JSON text of the row.
+    return { row, body: line };
+  } catch (err) {
+    return err as Error;
+  }
+}
+
+/** Jobs for every rollout of the input not done yet, in input order, read as they are consumed. */
+export async function* readJobs(opts: ReadJobsOptions): AsyncGenerator<RolloutJob | BadRowJob> {
+  const rl = createInterface({ input: createReadStream(opts.inputPath), crlfDelay: Infinity });
+  try {
+    let taskIndex = -1;
+    for await (const text of rl) {
+      taskIndex++;
+      if (opts.limit !== null && taskIndex >= opts.limit) break;
+      if (opts.stopped()) break;
+      const line = taskIndex + 1;
+      const pending: number[] = [];
+      for (let r = 0; r < opts.numRepeats; r++) if (!opts.isDone(taskIndex, r)) pending.push(r);
+      if (pending.length < opts.numRepeats) opts.onSkip(opts.numRepeats - pending.length);
+      if (pending.length === 0) continue;
+      const parsed = parseRow(text, opts.overrides);
+      if (parsed instanceof Error) {
+        const reason = `line ${line} of ${opts.inputPath}: ${parsed.message}`;
+        for (const r of pending) yield { kind: 'bad', taskIndex, rolloutIndex: r, line, reason };
+        continue;
+      }
+      const ref = parsed.row.agent_ref as { name?: unknown } | undefined;
+      const agent = typeof ref?.name === 'string' ? ref.name : opts.agentName;
+      if (!agent) {
+        const reason = `line ${line}: no agent for this row: give +agent_name=<agent instance> or an agent_ref in the row`;
+        for (const r of pending) yield { kind: 'bad', taskIndex, rolloutIndex: r, line, reason };
+        continue;
+      }
+      for (const r of pending) {
+        if (opts.stopped()) return;
+        yield { kind: 'run', taskIndex, rolloutIndex: r, line, agent, body: parsed.body };
+      }
+    }
+  } finally {
+    rl.close();
+  }
+}

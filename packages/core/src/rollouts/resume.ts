@@ -1,0 +1,156 @@
+/**
+ * Resuming a collection: which input produced the output (fingerprint in `<stem>_state.json`),
+ * which (task, rollout) pairs are already written, and the attempt history of the rollouts
+ * that failed in earlier runs (they run again as new attempts).
+ */
+import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import { NgError } from '../errors.js';
+import { hashFile } from './input.js';
+import type { MetricsAccumulator } from './metrics.js';
+import type { AttemptRecord } from './sink.js';
+
+export interface Fingerprint {
+  input: string;
+  input_sha256: string;
+  input_bytes: number;
+  limit: number | null;
+  num_repeats: number;
+  agent_name: string | null;
+  overrides: Record<string, unknown>;
+}
+
+export async function fingerprintOf(inputPath: string, limit: number | null, numRepeats: number, agentName: string | null, overrides: Record<string, unknown>): Promise<Fingerprint> {
+  return {
+    input: inputPath,
+    input_sha256: await hashFile(inputPath),
+    input_bytes: statSync(inputPath).size,
+    limit,
+    num_repeats: numRepeats,
+    agent_name: agentName,
+    overrides,
+  };
+}
+
+/** Drops a partial last line left by an interrupted write, so appends start on a clean line. */
+export function repairTail(path: string): void {
+  const size = statSync(path).size;
+  if (size === 0) return;
+  const fd = openSync(path, 'r');
+  try {
+    const window = Math.min(size, 1 << 20);
+    let pos = size;
+    const buf = Buffer.alloc(window);
+    while (pos > 0) {
+      const start = Math.max(0, pos - window);
+      const len = pos - start;
+      readSync(fd, buf, 0, len, start);
+      const idx = buf.subarray(0, len).lastIndexOf(10);
+      if (idx >= 0) {
+        const cut = start + idx + 1;
+        if (cut !== size) truncateSync(path, cut);
+        return;
+      }
+      pos = start;
+    }
+    truncateSync(path, 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export const rolloutKey = (taskIndex: number, rolloutIndex: number) => `${taskIndex}:${rolloutIndex}`;
+
+export interface ResumeState {
+  /** Keys (rolloutKey) of the rollouts already in the output. */
+  done: Set<string>;
+  /** Attempt history of rollouts that failed in earlier runs, by key. */
+  history: Map<string, AttemptRecord[]>;
+}
+
+export interface ResumePaths {
+  outputPath: string;
+  failuresPath: string;
+  metricsPath: string;
+  statePath: string;
+}
+
+/**
+ * Prepares the output for this run: starts over (`restart`), or checks that the earlier output
+ * came from the same input and settings and loads what it holds (its rows also feed `metrics`).
+ * Writes the fingerprint and empties the failures file (earlier failures are retried now; their
+ * history is carried into this run's records).
+ */
+export async function prepareResume(
+  paths: ResumePaths,
+  fingerprint: Fingerprint,
+  restart: boolean,
+  metrics: MetricsAccumulator,
+  log: (msg: string) => void,
+): Promise<ResumeState> {
+  const state: ResumeState = { done: new Set(), history: new Map() };
+  const previous = existsSync(paths.statePath) && !restart ? (JSON.parse(readFileSync(paths.statePath, 'utf8')) as Fingerprint) : null;
+  const sameRun = previous !== null && sameFingerprint(previous, fingerprint);
+  if (restart) {
+    for (const p of [paths.outputPath, paths.failuresPath, paths.metricsPath, paths.statePath]) rmSync(p, { force: true });
+  } else if (existsSync(paths.outputPath) && statSync(paths.outputPath).size > 0) {
+    if (!sameRun) throw resumeMismatch(paths, previous, fingerprint);
+    repairTail(paths.outputPath);
+    const rl = createInterface({ input: createReadStream(paths.outputPath), crlfDelay: Infinity });
+    for await (const line of rl) {
+      if (!line.trim()) continue;
+      const row = JSON.parse(line) as Record<string, unknown>;
+      const t = row._ng_task_index;
+      const r = row._ng_rollout_index;
+      if (typeof t === 'number' && typeof r === 'number') {
+        state.done.add(rolloutKey(t, r));
+        metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined);
+      }
+    }
+    log(`Resuming: ${state.done.size} rollout(s) already in ${paths.outputPath} are skipped.`);
+  }
+  if (sameRun && existsSync(paths.failuresPath)) await loadHistory(paths.failuresPath, state);
+  writeFileSync(paths.statePath, `${JSON.stringify(fingerprint, null, 2)}\n`);
+  rmSync(paths.failuresPath, { force: true });
+  return state;
+}
+
+function sameFingerprint(previous: Fingerprint, current: Fingerprint): boolean {
+  return (
+    previous.input_sha256 === current.input_sha256 &&
+    previous.limit === current.limit &&
+    previous.num_repeats === current.num_repeats &&
+    previous.agent_name === current.agent_name &&
+    JSON.stringify(previous.overrides) === JSON.stringify(current.overrides)
+  );
+}
+
+function resumeMismatch(paths: ResumePaths, previous: Fingerprint | null, current: Fingerprint): NgError {
+  const why = !previous
+    ? `it has no ${basename(paths.statePath)} recording which input produced it`
+    : previous.input_sha256 !== current.input_sha256
+      ? `the input file changed since it was written`
+      : 'the limit, num_repeats, agent_name or responses_create_params overrides differ from the earlier run';
+  return new NgError(
+    'NG_ERR_RESUME_MISMATCH',
+    `The output file ${paths.outputPath} already holds rollouts, but ${why}. ` +
+      `Resuming would mix rollouts of different runs. Rerun with +restart=true to delete it and start over, or choose another +output_jsonl_fpath.`,
+  );
+}
+
+/** Earlier failure records (a torn last line or a foreign line is ignored). */
+async function loadHistory(failuresPath: string, state: ResumeState): Promise<void> {
+  const rl = createInterface({ input: createReadStream(failuresPath), crlfDelay: Infinity });
+  for await (const line of rl) {
+    let rec: { _ng_task_index?: unknown; _ng_rollout_index?: unknown; history?: unknown };
+    try {
+      rec = JSON.parse(line) as typeof rec;
+    } catch {
+      continue;
+    }
+    if (typeof rec._ng_task_index !== 'number' || typeof rec._ng_rollout_index !== 'number' || !Array.isArray(rec.history)) continue;
+    const key = rolloutKey(rec._ng_task_index, rec._ng_rollout_index);
+    if (!state.done.has(key)) state.history.set(key, rec.history as AttemptRecord[]);
+  }
+}

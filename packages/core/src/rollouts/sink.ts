@@ -1,0 +1,106 @@
+/**
+ * Where the collector's results go: the output JSONL (one verify answer per line, tagged with
+ * its task and rollout index and agent), `<stem>_failures.jsonl` (one record per failed rollout,
+ * with its attempt history) and `<stem>_metrics.json`.
+ */
+import { createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
+import { extname } from 'node:path';
+
+export function sidecarPath(outputPath: string, suffix: string): string {
+  const ext = extname(outputPath);
+  const stem = ext ? outputPath.slice(0, -ext.length) : outputPath;
+  return `${stem}_${suffix}`;
+}
+
+/**
+ * One attempt of a rollout. `delivered`: `no` when the agent provably never got the rollout
+ * (connection refused, 429/503 until the budget ran out), `yes` when it answered, `maybe` when
+ * the connection dropped or timed out after the rollout was sent (it may have run).
+ */
+export interface AttemptRecord {
+  attempt: number;
+  /** ISO time the attempt started. */
+  started_at: string;
+  reason: string;
+  status: number | null;
+  delivered: 'no' | 'yes' | 'maybe';
+  /** HTTP requests this attempt made (more than 1 only when the earlier ones provably did not arrive). */
+  http_attempts: number;
+}
+
+export interface FailureRecord {
+  _ng_task_index: number;
+  _ng_rollout_index: number;
+  line: number;
+  agent: string | null;
+  /** Attempts so far, this run's included. */
+  attempts: number;
+  reason: string;
+  status: number | null;
+  history: AttemptRecord[];
+}
+
+const TAGS = ['_ng_task_index', '_ng_rollout_index', '_ng_agent'] as const;
+
+/**
+ * The output line for one result: the agent's JSON text with the tags added before its closing
+ * brace, so the result's own bytes are written as they came. Falls back to serializing the
+ * parsed object when the text cannot take a splice safely (a tag already present, a line break).
+ */
+export function taggedLine(text: string, result: Record<string, unknown>, taskIndex: number, rolloutIndex: number, agent: string): string {
+  const tags = `"_ng_task_index":${taskIndex},"_ng_rollout_index":${rolloutIndex},"_ng_agent":${JSON.stringify(agent)}`;
+  const end = text.lastIndexOf('}');
+  const spliceable =
+    end > 0 &&
+    text.charCodeAt(0) === 123 /* { */ &&
+    text.slice(end + 1).trim() === '' &&
+    !text.includes('\n') &&
+    !text.includes('\r') &&
+    !TAGS.some((t) => Object.hasOwn(result, t));
+  if (!spliceable) return `${JSON.stringify({ ...result, _ng_task_index: taskIndex, _ng_rollout_index: rolloutIndex, _ng_agent: agent })}\n`;
+  let head = text.slice(0, end);
+  // `{}` or `{ }`: nothing before the tags needs a comma.
+  let i = head.length - 1;
+  while (i > 0 && (head.charCodeAt(i) === 32 || head.charCodeAt(i) === 9)) i--;
+  if (i === 0) head = '{';
+  return `${head}${i === 0 ? '' : ','}${tags}}\n`;
+}
+
+function write(stream: WriteStream, text: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => stream.write(text, (err) => (err ? reject(err) : resolve())));
+}
+
+export class RolloutSink {
+  private readonly out: WriteStream;
+  private failuresOut: WriteStream | null = null;
+  written = 0;
+  failed = 0;
+
+  constructor(
+    readonly outputPath: string,
+    readonly failuresPath: string,
+  ) {
+    this.out = createWriteStream(outputPath, { flags: 'a' });
+  }
+
+  /** Appends one output line (already ending in a newline). */
+  async result(line: string): Promise<void> {
+    await write(this.out, line);
+    this.written++;
+  }
+
+  async failure(rec: FailureRecord): Promise<void> {
+    this.failuresOut ??= createWriteStream(this.failuresPath, { flags: 'a' });
+    this.failed++;
+    await write(this.failuresOut, `${JSON.stringify(rec)}\n`);
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((r) => this.out.end(r));
+    if (this.failuresOut) await new Promise<void>((r) => this.failuresOut!.end(r));
+  }
+}
+
+export function writeMetrics(path: string, summary: Record<string, unknown>): void {
+  writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
+}
