@@ -13,7 +13,8 @@
  *
  * 500 is retried in neither class: a server answers 500 for a handler bug, which a retry repeats.
  */
-import type { ResponseHeaders } from './dispatch.js';
+/** Answer headers as parsed by dispatch.ts (lower-case names). */
+type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 export type RequestClass = 'idempotent' | 'once';
 
