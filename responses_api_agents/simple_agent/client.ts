@@ -16,7 +16,7 @@ try {
     input: [{ role: 'user', content: question }],
     tools: [{ type: 'function', name: 'get_weather', description: 'Current weather for a city', strict: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } }],
   });
-  if (!res.ok) throw new Error(`${agent} answered HTTP ${res.status}: ${res.text}`);
+  res.raiseForStatus();
   for (const item of res.json<{ output: unknown[] }>().output) console.log(JSON.stringify(item, null, 2));
   await client.close();
 } catch (err) {

@@ -6,7 +6,7 @@
 import { isAbsolute, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { defineModelServer, HttpError, ModelServerConfigSchema, repoRoot, ResponseCreateParamsSchema, startIfMain } from '@nemo-gym/core';
+import { defineModelServer, HttpError, ReplayRecordingsError, ModelServerConfigSchema, repoRoot, ResponseCreateParamsSchema, startIfMain } from '@nemo-gym/core';
 import { ReplayIndex } from './src/index.js';
 
 const ConfigSchema = ModelServerConfigSchema.extend({
@@ -24,7 +24,7 @@ export const server = defineModelServer({
       try {
         await index.addFile(abs);
       } catch (err) {
-        throw new Error(`replay_model could not read recordings_jsonl_fpaths entry ${abs}: ${(err as Error).message}`);
+        throw new ReplayRecordingsError(`replay_model could not read recordings_jsonl_fpaths entry ${abs}: ${(err as Error).message}`, { cause: err });
       }
     }
     log.info(`replaying ${index.conversations} recorded conversation(s), ${index.size} model turn(s)`);

@@ -136,7 +136,7 @@ export async function runCli(spec: CommandSpec, argv: readonly string[] = proces
     }
     if (err instanceof NgError) {
       process.stderr.write(`ng-${spec.name}: ${err.message}\n`);
-      return err.code === 'NG_ERR_USAGE' ? USAGE_EXIT_CODE : 1;
+      return err instanceof UsageError ? USAGE_EXIT_CODE : 1;
     }
     process.stderr.write(`ng-${spec.name}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;

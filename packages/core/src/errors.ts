@@ -1,14 +1,122 @@
 /**
- * Every error the project raises on purpose has a stable code (NG_ERR_*), so callers and
- * tests can match on it, and a message that says what went wrong, where, and how to fix it.
+ * Every error the project raises on purpose has a stable code (NG_ERR_*), so callers and tests
+ * can match on it, and a message that says what went wrong, where, and how to fix it.
+ *
+ * The table below is the one list of codes: each has a message template (`%s` placeholders,
+ * filled in order from the constructor's arguments) and, where a server answers it with a fixed
+ * HTTP status when a handler lets it escape, that status. docs/errors.md explains every code and
+ * its fix; a test keeps the two in step. A new kind of error is one table row plus
+ * `createError(code, name)`.
  */
+import { format } from 'node:util';
+
+export interface ErrorDefinition {
+  /** Message template: `%s` placeholders are filled in order from the constructor's arguments. */
+  readonly message: string;
+  /** HTTP status a server answers with when a handler throws this error. */
+  readonly status?: number;
+}
+
+export const ERRORS = {
+  // Configuration and command line
+  NG_ERR_CONFIG: { message: '%s' },
+  NG_ERR_USAGE: { message: '%s' },
+  NG_ERR_SERVER_DEFINITION: { message: '%s' },
+  // Talking to other servers
+  NG_ERR_HTTP: { message: '%s' },
+  NG_ERR_SERVER_RESPONSE: { message: '%s answered HTTP %s: %s' },
+  NG_ERR_SERVER_UNREACHABLE: { message: 'could not reach %s: %s' },
+  NG_ERR_TIMEOUT: { message: '%s' },
+  NG_ERR_BAD_JSON: { message: '%s answered HTTP %s with a body that is not JSON: %s' },
+  NG_ERR_UNKNOWN_SERVER: { message: '%s' },
+  NG_ERR_HEAD_SERVER: { message: 'Could not connect to the head server at %s (%s). Start the servers first with `pnpm ng-run "+config_paths=[...]"`, or pass +head_server.port=<port> if it runs on another port.' },
+  NG_ERR_CONVERSION: { message: '%s', status: 400 },
+  // Rollout collection
+  NG_ERR_BAD_ROW: { message: '%s' },
+  NG_ERR_BAD_RESULT: { message: 'agent `%s` answered /run with %s, not an object' },
+  NG_ERR_RESUME_MISMATCH: { message: '%s' },
+  // Worker pool
+  NG_ERR_POOL_CLOSED: { message: 'the worker pool is closed' },
+  NG_ERR_POOL_TASK: { message: '%s' },
+  NG_ERR_POOL_WORKER: { message: '%s' },
+  // Datasets and metrics
+  NG_ERR_PY_JSON_DECODE: { message: '%s (char %s)' },
+  NG_ERR_METRICS_KEY_COLLISION: { message: '%s' },
+  NG_ERR_MIXED_METRIC_TYPES: { message: '%s' },
+  NG_ERR_METRICS_CONFLICT: { message: '%s' },
+  NG_ERR_PREPARE_CONFIG: { message: '%s' },
+  NG_ERR_PREPARE_MISSING_DATASETS: { message: '%s' },
+  NG_ERR_PREPARE_COLLATE: { message: '%s' },
+  NG_ERR_DATA_VALIDATION: { message: '%s' },
+  // Python semantics
+  NG_ERR_PY_REGEX: { message: '%s at position %s' },
+  NG_ERR_PY_REGEX_UNSUPPORTED: { message: '%s at position %s has no JavaScript equivalent' },
+  NG_ERR_PY_EXCEPTION: { message: '%s' },
+  // Commands and tools
+  NG_ERR_TEST: { message: '%s' },
+  NG_ERR_TEMPLATES_MISSING: { message: 'the resources server templates were not found next to %s (expected packages/cli/templates/resources_server)' },
+  NG_ERR_VIEWER: { message: '%s' },
+  NG_ERR_VIEWER_REQUEST: { message: '%s' },
+  // Servers
+  NG_ERR_OUTPUT_REGEX: { message: '%s' },
+  NG_ERR_SCHEMA_INVALID: { message: '%s' },
+  NG_ERR_TEMPLATE: { message: '%s' },
+  NG_ERR_PUNKT_DATA_NOT_FOUND: { message: '%s' },
+  NG_ERR_LANGDETECT: { message: '%s' },
+  NG_ERR_PYTHON_LIBM: { message: '%s' },
+  NG_ERR_SANDBOX: { message: '%s' },
+  NG_ERR_SANDBOX_BUSY: { message: '%s' },
+  NG_ERR_REPLAY_RECORDINGS: { message: '%s' },
+  // A bug
+  NG_ERR_INTERNAL: { message: 'internal error: %s' },
+} as const satisfies Record<`NG_ERR_${string}`, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The base of every coded error. */
 export class NgError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  readonly code: ErrorCode;
+  /** The status a server answers with when a handler lets this error escape (from the table). */
+  readonly httpStatus: number | undefined;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
+    this.httpStatus = (ERRORS[code] as ErrorDefinition).status;
     this.name = new.target.name;
   }
+}
+
+/** The message of `code` with its template filled from `args`. */
+export function errorMessage(code: ErrorCode, ...args: unknown[]): string {
+  return format(ERRORS[code].message, ...args);
+}
+
+/** A coded error class, made by {@link createError}. */
+export interface NgErrorClass<C extends ErrorCode> {
+  new (...args: unknown[]): NgError & { readonly code: C };
+  readonly code: C;
+}
+
+/**
+ * A tiny error class for one code of the table, in the style of `@fastify/error`:
+ * `new PoolClosedError()`, `new BadResultError(agent, shown)`. The arguments fill the template;
+ * a last argument `{ cause }` becomes the error's cause.
+ */
+export function createError<C extends ErrorCode>(code: C, name: string): NgErrorClass<C> {
+  const cls = class extends NgError {
+    static readonly code = code;
+    constructor(...args: unknown[]) {
+      const last = args[args.length - 1];
+      const options = isCauseOption(last) ? (args.pop() as { cause: unknown }) : undefined;
+      super(code, format(ERRORS[code].message, ...args), options);
+    }
+  };
+  Object.defineProperty(cls, 'name', { value: name });
+  return cls as unknown as NgErrorClass<C>;
+}
+
+function isCauseOption(v: unknown): v is { cause: unknown } {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'cause' in v;
 }
 
 /** A problem in the merged configuration: a file, a key, an override or an interpolation. */
@@ -43,7 +151,7 @@ export class ServerResponseError extends NgError {
   readonly url: string;
   constructor(url: string, status: number, body: string) {
     const shown = body.length > 2000 ? `${body.slice(0, 2000)}… (${body.length} bytes)` : body;
-    super('NG_ERR_SERVER_RESPONSE', `${url} answered HTTP ${status}: ${shown}`);
+    super('NG_ERR_SERVER_RESPONSE', errorMessage('NG_ERR_SERVER_RESPONSE', url, status, shown));
     this.status = status;
     this.body = body;
     this.url = url;
@@ -54,16 +162,47 @@ export class ServerResponseError extends NgError {
 export class ServerUnreachableError extends NgError {
   readonly url: string;
   constructor(url: string, reason: string, options?: { cause?: unknown }) {
-    super('NG_ERR_SERVER_UNREACHABLE', `could not reach ${url}: ${reason}`, options);
+    super('NG_ERR_SERVER_UNREACHABLE', errorMessage('NG_ERR_SERVER_UNREACHABLE', url, reason), options);
     this.url = url;
   }
 }
 
+/** Something did not finish within its time budget. */
 export class TimeoutError extends NgError {
   constructor(message: string) {
     super('NG_ERR_TIMEOUT', message);
   }
 }
+
+/** A server definition that cannot work (e.g. a tool named like a built-in route). */
+export const ServerDefinitionError = createError('NG_ERR_SERVER_DEFINITION', 'ServerDefinitionError');
+/** Another server answered with a body that is not JSON where JSON was expected. */
+export const BadJsonError = createError('NG_ERR_BAD_JSON', 'BadJsonError');
+/** A server name that is not in the config. */
+export const UnknownServerError = createError('NG_ERR_UNKNOWN_SERVER', 'UnknownServerError');
+/** The head server could not be reached or did not answer its config. */
+export const HeadServerError = createError('NG_ERR_HEAD_SERVER', 'HeadServerError');
+/** An input row that cannot be run. */
+export const BadRowError = createError('NG_ERR_BAD_ROW', 'BadRowError');
+/** An agent's /run answer that is not a JSON object. */
+export const BadResultError = createError('NG_ERR_BAD_RESULT', 'BadResultError');
+/** A resumed collection whose output does not belong to its input. */
+export const ResumeMismatchError = createError('NG_ERR_RESUME_MISMATCH', 'ResumeMismatchError');
+/** A task given to a worker pool that is closed. */
+export const PoolClosedError = createError('NG_ERR_POOL_CLOSED', 'PoolClosedError');
+/** A worker-pool task that failed in its worker. */
+export const PoolTaskError = createError('NG_ERR_POOL_TASK', 'PoolTaskError');
+/** A worker that died or could not start. */
+export const PoolWorkerError = createError('NG_ERR_POOL_WORKER', 'PoolWorkerError');
+/** A command that runs a server's tests could not run them. */
+export const TestRunError = createError('NG_ERR_TEST', 'TestRunError');
+/** The resources-server templates that ng-init-resources-server copies are missing. */
+export const TemplatesMissingError = createError('NG_ERR_TEMPLATES_MISSING', 'TemplatesMissingError');
+
+/** replay_model's recordings could not be read. */
+export const ReplayRecordingsError = createError('NG_ERR_REPLAY_RECORDINGS', 'ReplayRecordingsError');
+/** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
+export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
 
 /** A short, single-line description of any thrown value, for logs and error bodies. */
 export function describeError(err: unknown): string {

@@ -5,6 +5,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { Launched } from './launch.js';
 import type { LaunchSpec, ProviderSetup } from './providers.js';
+import { SandboxError } from './errors.js';
 
 export type SessionFailure = 'timeout' | 'exit' | 'protocol' | 'oversized' | 'closed';
 
@@ -59,7 +60,7 @@ export class SandboxSession {
     const startTimer = setTimeout(() => {
       if (!this.helloWaiter) return;
       this.fail('timeout');
-      this.helloWaiter?.reject(new Error(`the sandboxed process did not start within ${options.startupTimeoutMs / 1000} s`));
+      this.helloWaiter?.reject(new SandboxError(`the sandboxed process did not start within ${options.startupTimeoutMs / 1000} s`));
       this.helloWaiter = null;
     }, options.startupTimeoutMs);
     replies.on('data', (chunk: string) => {
@@ -80,7 +81,7 @@ export class SandboxSession {
       if (this.helloWaiter) {
         const how = info.signal ? `signal ${info.signal}` : `exit code ${info.code}`;
         const tail = this.stderrTail.trim();
-        this.helloWaiter.reject(new Error(`the sandboxed process exited during start-up (${how})${tail ? `: ${tail}` : ''}`));
+        this.helloWaiter.reject(new SandboxError(`the sandboxed process exited during start-up (${how})${tail ? `: ${tail}` : ''}`));
         this.helloWaiter = null;
       }
       this.settle({ ok: false, reason: this.failure, signal: info.signal, exitCode: info.code, stderrTail: this.stderrTail });
@@ -115,7 +116,7 @@ export class SandboxSession {
     let msg: Record<string, unknown>;
     try {
       const parsed = JSON.parse(line) as unknown;
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new SandboxError('a reply that is not a JSON object');
       msg = parsed as Record<string, unknown>;
     } catch {
       this.fail('protocol');

@@ -5,7 +5,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc, type PyDict } from '@nemo-gym/core';
+import { NgError, checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc, type PyDict } from '@nemo-gym/core';
 
 export interface RowSummary {
   index: number;
@@ -178,7 +178,7 @@ export class RolloutIndex {
 
   /** Raw text of row `i` read from disk. */
   async rowText(i: number): Promise<string> {
-    if (!this.fh) throw new Error('index closed');
+    if (!this.fh) throw new NgError('NG_ERR_VIEWER', 'the rollout index is closed; open the file again');
     const start = this.offsets[i]!;
     let end = this.offsets[i + 1]! - 1;
     if (i === this.rows.length - 1) {

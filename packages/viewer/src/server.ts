@@ -30,12 +30,12 @@ export class ViewerError extends NgError {
   }
 }
 
-class BadRequest extends Error {
+class BadRequest extends NgError {
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    super('NG_ERR_VIEWER_REQUEST', message);
   }
 }
 

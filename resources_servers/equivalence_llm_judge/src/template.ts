@@ -3,11 +3,15 @@
  * `{name!r}`), `{{` and `}}` escapes. The template is parsed once at startup, so a template that
  * Python would reject on every request (unknown field, lone brace, format spec) is a config error.
  */
+import { NgError } from '@nemo-gym/core';
 
 export type TemplatePart = { literal: string } | { field: string; conversion: 's' | 'r' | null };
 
-export class TemplateError extends Error {
+export class TemplateError extends NgError {
   override readonly name = 'TemplateError';
+  constructor(message: string) {
+    super('NG_ERR_TEMPLATE', message);
+  }
 }
 
 /** Python `repr(str)`. */

@@ -12,10 +12,11 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pyIsUpper } from './py.js';
+import { NgError } from '@nemo-gym/core';
 
-export class LangDetectException extends Error {
+export class LangDetectException extends NgError {
   constructor(message: string) {
-    super(message);
+    super('NG_ERR_LANGDETECT', message);
     this.name = 'LangDetectException';
   }
 }

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { PY_WS_CLASS, pyIsLower, pyIsUpper, pyRstrip, pyStrip } from './py.js';
+import { NgError } from '@nemo-gym/core';
 
 export interface PunktParams {
   abbrevTypes: Set<string>;
@@ -37,10 +38,10 @@ export function nltkSearchPath(env: NodeJS.ProcessEnv = process.env): string[] {
   return dirs;
 }
 
-export class PunktDataNotFoundError extends Error {
-  readonly code = 'NG_ERR_PUNKT_DATA_NOT_FOUND';
+export class PunktDataNotFoundError extends NgError {
   constructor(readonly searched: string[]) {
     super(
+      'NG_ERR_PUNKT_DATA_NOT_FOUND',
       `NLTK Punkt parameters for English were not found. Looked for ${PUNKT_SUBDIR}/{${PUNKT_FILES.join(',')}} under:\n` +
         searched.map((d) => `  - ${d}`).join('\n') +
         `\nInstall NLTK's published 'punkt_tab' data package into one of these folders (for example unpack ` +

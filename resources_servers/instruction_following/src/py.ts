@@ -3,14 +3,15 @@
 // Strings are compared, sliced and reversed by code point (Python `str` indexing), whitespace is
 // Python's `str.isspace()` set, and kwargs coming from JSON are handled the way Python would treat
 // the equivalent values (truthiness, `<` between numbers only, bool being an int).
+import { NgError } from '@nemo-gym/core';
 
 /** Thrown where Python would raise (TypeError, AttributeError, ValueError, ...). */
-export class PyError extends Error {
+export class PyError extends NgError {
   constructor(
     readonly pyType: string,
     message: string,
   ) {
-    super(`${pyType}: ${message}`);
+    super('NG_ERR_PY_EXCEPTION', `${pyType}: ${message}`);
     this.name = 'PyError';
   }
 }

@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Sandbox, removeStaleRoots, type ProviderName, type SandboxSession, type SessionReply } from '@nemo-gym/sandbox';
+import { Sandbox, SandboxError, removeStaleRoots, type ProviderName, type SandboxSession, type SessionReply } from '@nemo-gym/sandbox';
 
 const PACKAGE_NAME = '@nemo-gym/math_with_code';
 /** Scratch folders are `<tmpdir>/ng-math-with-code-<server pid>-XXXXXX/<one per interpreter>`. */
@@ -40,7 +40,7 @@ export function workerScriptPath(): string {
     }
     dir = dirname(dir);
   }
-  throw new Error(`cannot find the ${PACKAGE_NAME} package folder (looked for python/sandbox_worker.py above ${fileURLToPath(import.meta.url)})`);
+  throw new SandboxError(`cannot find the ${PACKAGE_NAME} package folder (looked for python/sandbox_worker.py above ${fileURLToPath(import.meta.url)})`);
 }
 
 export interface SandboxLimits {
@@ -151,7 +151,7 @@ export class PythonInterpreter {
         return (await session.hello) as unknown as WorkerHello;
       } catch (err) {
         this.dead = true;
-        throw new Error(`python3 ${(err as Error).message.replace(/^the sandboxed process /, '')}`);
+        throw new SandboxError(`python3 ${(err as Error).message.replace(/^the sandboxed process /, '')}`);
       }
     })();
     // Keep an unobserved startup failure from becoming an unhandled rejection.

@@ -2,7 +2,7 @@
  * Multiple-choice answer extraction and scoring, with the semantics of upstream's mcqa server at
  * the reference commit: Python regexes, `str.strip/split/upper/lower`, `isalpha`, dict order.
  */
-import { PyRegex, PyRegexError, PY_RE } from '@nemo-gym/core';
+import { NgError, PyRegex, PyRegexError, PY_RE } from '@nemo-gym/core';
 
 export const GRADING_MODES = ['strict_single_letter_boxed', 'lenient_boxed', 'lenient_answer_colon'] as const;
 export type GradingMode = (typeof GRADING_MODES)[number];
@@ -11,8 +11,11 @@ export type GradingMode = (typeof GRADING_MODES)[number];
 export type OptionEntry = Record<string, string>;
 
 /** Raised when a dataset row's `output_regex` cannot be applied (upstream crashes on these). */
-export class OutputRegexError extends Error {
+export class OutputRegexError extends NgError {
   override readonly name = 'OutputRegexError';
+  constructor(message: string) {
+    super('NG_ERR_OUTPUT_REGEX', message);
+  }
 }
 
 const PY_SPACE_CLASS = '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';

@@ -33,6 +33,7 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps({"id": req["id"], "results": out}) + "\n")
     sys.stdout.flush()
 `;
+import { NgError } from '@nemo-gym/core';
 
 /** Exact hex form of a double, as Python's float.hex() reads it. */
 export function toHex(x: number): string {
@@ -55,7 +56,7 @@ export function fromHex(s: string): number {
     if (s === 'inf') return Infinity;
     if (s === '-inf') return -Infinity;
     if (s === 'nan') return NaN;
-    throw new Error(`not a float.hex() value: ${s}`);
+    throw new PythonLibmError(`python3 answered ${JSON.stringify(s)}, which is not a float.hex() value`);
   }
   const mant = Number.parseInt(m[2]!, 16) + Number.parseInt(m[3]!, 16) / 16 ** m[3]!.length;
   let v = mant;
@@ -98,8 +99,11 @@ export class TableLibm implements Libm {
   }
 }
 
-export class PythonLibmError extends Error {
+export class PythonLibmError extends NgError {
   override readonly name = 'PythonLibmError';
+  constructor(message: string) {
+    super('NG_ERR_PYTHON_LIBM', message);
+  }
 }
 
 export class PythonLibm {

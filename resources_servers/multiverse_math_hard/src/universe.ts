@@ -3,16 +3,16 @@
  * (add adds 1.2, sin is a cosine, pi is e, ...). Each function reproduces CPython's float
  * behaviour, including the exceptions whose text upstream sends back to the model.
  */
-import { pyFloatRepr } from '@nemo-gym/core';
+import { InternalError, NgError, pyFloatRepr } from '@nemo-gym/core';
 import { CORRECTLY_ROUNDED, type Libm } from './pylibm.js';
 
 /** A Python exception: `message` is `str(e)`, which upstream returns as the 500 detail. */
-export class PyException extends Error {
+export class PyException extends NgError {
   constructor(
     readonly pyType: string,
     message: string,
   ) {
-    super(message);
+    super('NG_ERR_PY_EXCEPTION', message);
     this.name = pyType;
   }
 }
@@ -179,7 +179,7 @@ function quoteList(names: string[]): string {
  */
 export function callFunction(name: string, args: Args, libm: Libm = CORRECTLY_ROUNDED): number {
   const f = FUNCTIONS[name];
-  if (!f) throw new Error(`unknown function ${name}`);
+  if (!f) throw new InternalError(`unknown function ${name}; callers check the name against FUNCTIONS first`);
   for (const key of ARG_NAMES) {
     if (args[key] !== undefined && !f.params.includes(key)) {
       throw new PyException('TypeError', `${name}() got an unexpected keyword argument '${key}'`);

@@ -8,7 +8,7 @@
  */
 import Ajv2020Import from 'ajv/dist/2020.js';
 import type { AnySchema, ValidateFunction } from 'ajv';
-import { PyRegex, PyRegexError, PyRegexUnsupportedError, pyJsonLoads as pyJsonLoadsLossless, toPlain } from '@nemo-gym/core';
+import { NgError, PyRegex, PyRegexError, PyRegexUnsupportedError, pyJsonLoads as pyJsonLoadsLossless, toPlain } from '@nemo-gym/core';
 
 /** Python `json.loads`: JSON.parse, and the core's Python-grammar parser (NaN, Infinity) when JSON.parse refuses. */
 function pyJsonLoads(text: string): unknown {
@@ -74,8 +74,11 @@ const SCHEMA_VALUES = [
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 
 /** The schema is invalid for the Python validator (its meta-schema check fails). */
-export class SchemaInvalidError extends Error {
+export class SchemaInvalidError extends NgError {
   override readonly name = 'SchemaInvalidError';
+  constructor(message: string) {
+    super('NG_ERR_SCHEMA_INVALID', message);
+  }
 }
 
 function checkPythonRegex(pattern: string, where: string): void {

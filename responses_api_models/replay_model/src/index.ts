@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { ReplayRecordingsError } from '@nemo-gym/core';
 
 type Item = Record<string, unknown>;
 
@@ -98,7 +99,7 @@ export class ReplayIndex {
       try {
         this.add(JSON.parse(line) as Item);
       } catch (err) {
-        throw new Error(`line ${lineNo} of ${path} is not valid JSON: ${(err as Error).message}`);
+        throw new ReplayRecordingsError(`line ${lineNo} of ${path} is not valid JSON: ${(err as Error).message}`);
       }
     }
   }

@@ -9,6 +9,7 @@
  * cannot connect or time out, or failed health probes) are taken out of placement and come back
  * as soon as a probe succeeds.
  */
+import { ConfigError } from '@nemo-gym/core';
 
 export interface Endpoint {
   readonly url: string;
@@ -43,7 +44,7 @@ export class EndpointPool {
     urls: string[],
     private readonly options: EndpointPoolOptions = {},
   ) {
-    if (urls.length === 0) throw new Error('at least one endpoint URL is required');
+    if (urls.length === 0) throw new ConfigError('vllm_model: at least one endpoint URL is required; set base_url to a URL or a list of URLs');
     this.endpoints = urls.map((url, index) => ({ url, index, inFlight: 0, sessions: 0, healthy: true, consecutiveFailures: 0 }));
     this.maxSessions = Math.max(1, options.maxSessions ?? 100_000);
     this.failureThreshold = Math.max(1, options.failureThreshold ?? 2);

@@ -8,6 +8,7 @@ import { request, type Agent } from 'undici';
 import { z } from 'zod';
 import {
   ConversionError,
+  InternalError,
   UpstreamError,
   chatCompletionToResponse,
   moveThinkToReasoningContent,
@@ -154,7 +155,7 @@ export class VLLMBackend {
     const tried = new Set<Endpoint>();
     for (;;) {
       const endpoint = this.pool.select(sessionId, tried);
-      if (tried.has(endpoint)) throw new Error('unreachable: endpoint selection repeated');
+      if (tried.has(endpoint)) throw new InternalError('the endpoint pool chose an endpoint this call already tried');
       tried.add(endpoint);
       try {
         const out = await this.pool.track(endpoint, () => fn(endpoint));

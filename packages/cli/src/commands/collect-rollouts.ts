@@ -3,7 +3,7 @@
  * a JSONL file, with bounded concurrency, failure records, resume and aggregate metrics.
  * The servers must already be running (ng-run); their addresses come from the head server.
  */
-import { collectRollouts, isDict, NgError, ServerClient, type ConfigDict, type Progress } from '@nemo-gym/core';
+import { collectRollouts, isDict, ServerClient, UsageError, type ConfigDict, type Progress } from '@nemo-gym/core';
 import type { CommandSpec } from '../runtime.js';
 
 function fmtDuration(s: number): string {
@@ -24,7 +24,7 @@ function intFlag(config: ConfigDict, name: string): number | null {
   const v = config[name];
   if (v === undefined || v === null) return null;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-    throw new NgError('NG_ERR_USAGE', `+${name} must be a whole number ≥ 0, got ${JSON.stringify(v)}.`);
+    throw new UsageError(`+${name} must be a whole number ≥ 0, got ${JSON.stringify(v)}.`);
   }
   return v;
 }
@@ -51,7 +51,7 @@ export const collectRolloutsCommand: CommandSpec = {
     const concurrency = intFlag(config, 'num_samples_in_parallel') || 256;
     const overrides = config.responses_create_params;
     if (overrides !== undefined && overrides !== null && !isDict(overrides)) {
-      throw new NgError('NG_ERR_USAGE', `+responses_create_params must be a mapping of fields, e.g. +responses_create_params.temperature=0.6.`);
+      throw new UsageError(`+responses_create_params must be a mapping of fields, e.g. +responses_create_params.temperature=0.6.`);
     }
     const retryAttempts = intFlag(config, 'http_retry_max_attempts');
     const client = await ServerClient.fromHeadServer(head, {

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError } from '@nemo-gym/core';
+import { TemplatesMissingError, UsageError } from '@nemo-gym/core';
 import type { CommandSpec } from '../runtime.js';
 
 /** packages/cli/templates, found from both src/commands (sources) and dist/src/commands (build). */
@@ -18,7 +18,7 @@ export function templatesDir(): string {
     const dir = join(here, up, 'templates');
     if (existsSync(join(dir, 'resources_server'))) return dir;
   }
-  throw new Error(`the resources server templates were not found next to ${here} (expected packages/cli/templates/resources_server)`);
+  throw new TemplatesMissingError(here);
 }
 
 /** "my_env" -> "MyEnv" (split on "_", capitalize each part), as upstream names the classes. */

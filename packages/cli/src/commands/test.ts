@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { NgError, UsageError } from '@nemo-gym/core';
+import { NgError, TestRunError, UsageError } from '@nemo-gym/core';
 import type { CommandSpec } from '../runtime.js';
 import { parseEntrypoint } from './init-resources-server.js';
 
@@ -58,7 +58,7 @@ function vitestBin(cwd: string): string {
   try {
     pkgJson = req.resolve('vitest/package.json');
   } catch {
-    throw new NgError('NG_ERR_TEST', `vitest is not installed for ${cwd}; run \`pnpm install\` at the repository root first`);
+    throw new TestRunError(`vitest is not installed for ${cwd}; run \`pnpm install\` at the repository root first`);
   }
   const pkg = JSON.parse(readFileSync(pkgJson, 'utf8')) as { bin?: string | Record<string, string> };
   const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.vitest ?? 'vitest.mjs';
@@ -105,7 +105,7 @@ export async function runFolderTests(dir: string, cwd = process.cwd()): Promise<
   if (missing.length) {
     process.stdout.write(`${dir}: dependencies not linked yet (${missing.join(', ')}); running \`pnpm install --prefer-offline\`\n`);
     const code = await run('pnpm', ['install', '--prefer-offline'], cwd).catch(() => 127);
-    if (code !== 0) throw new NgError('NG_ERR_TEST', `\`pnpm install\` failed (exit ${code}) while linking ${dir}; run it yourself at ${cwd} and retry`);
+    if (code !== 0) throw new TestRunError(`\`pnpm install\` failed (exit ${code}) while linking ${dir}; run it yourself at ${cwd} and retry`);
   }
   // The trailing slash keeps vitest's path filter from also matching e.g. <dir>_v2.
   return run(process.execPath, [vitestBin(cwd), 'run', `${dir}/`], cwd);
@@ -272,8 +272,7 @@ export async function testAllMain(config: Record<string, unknown>): Promise<numb
     else if (code === 1) failed.push(dir);
     else if (code === NO_TESTS_EXIT_CODE) missing.push(dir);
     else {
-      throw new NgError(
-        'NG_ERR_TEST',
+      throw new TestRunError(
         `Hit unrecognized exit code ${code} while running tests for ${dir}.\nYou can rerun just these tests using \`ng-test +entrypoint=${dir}\` or run detailed tests via \`npx vitest run ${dir}\`.`,
       );
     }

@@ -7,7 +7,7 @@ import { request as undiciRequest, type Agent } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
-import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
+import { BadJsonError, HeadServerError, ServerResponseError, ServerUnreachableError, TimeoutError, UnknownServerError } from '../errors.js';
 import { formatCookieHeader, parseSetCookies } from '../http/cookies.js';
 import { dispatchRequest, splitUrl } from './dispatch.js';
 import { createPool } from './agent.js';
@@ -77,7 +77,7 @@ export class ServerResponse {
     try {
       return JSON.parse(this.text) as T;
     } catch {
-      throw new NgError('NG_ERR_BAD_JSON', `${this.url} answered HTTP ${this.status} with a body that is not JSON: ${this.text.slice(0, 300)}`);
+      throw new BadJsonError(this.url, this.status, this.text.slice(0, 300));
     }
   }
   /** Throws ServerResponseError unless the status is 2xx (upstream's raise_for_status). */
@@ -147,8 +147,7 @@ export class ServerClient {
     const inner = getFirstServerConfigDict(this.globalConfig, serverName);
     if (!inner || !inner.host || !inner.port) {
       const names = Object.keys(this.globalConfig).filter((k) => getFirstServerConfigDict(this.globalConfig, k)?.port);
-      throw new NgError(
-        'NG_ERR_UNKNOWN_SERVER',
+      throw new UnknownServerError(
         `No running server instance named \`${serverName}\` in the config (known: ${names.join(', ') || 'none'}). Check the server ref or the config_paths.`,
       );
     }
@@ -238,12 +237,10 @@ export async function fetchGlobalConfig(head: { host: string; port: number }): P
   try {
     const res = await undiciRequest(url, { method: 'GET' });
     text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new HeadServerError(url, `HTTP ${res.statusCode}`);
   } catch (err) {
-    throw new NgError(
-      'NG_ERR_HEAD_SERVER',
-      `Could not connect to the head server at ${url} (${(err as Error).message}). Start the servers first with \`pnpm ng-run "+config_paths=[...]"\`, or pass +head_server.port=<port> if it runs on another port.`,
-    );
+    if (err instanceof HeadServerError) throw err;
+    throw new HeadServerError(url, (err as Error).message);
   }
   const yamlText = JSON.parse(text) as unknown;
   const parsed: unknown = parseYaml(typeof yamlText === 'string' ? yamlText : '');

@@ -92,7 +92,7 @@ export function parseOverrideValue(text: string): unknown {
     while (pos < text.length && /\s/.test(text[pos]!)) pos++;
   };
   const fail = (what: string): never => {
-    throw new Error(`${what} at character ${pos + 1} of the value \`${text}\``);
+    throw new ConfigError(`${what} at character ${pos + 1} of the value \`${text}\``);
   };
 
   const parseQuoted = (): string => {

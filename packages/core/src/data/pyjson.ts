@@ -8,19 +8,20 @@
  *   wins at the first key's position, as a Python dict does), array -> array.
  * `NaN`, `Infinity` and `-Infinity` are accepted, as Python's `json.loads` does.
  */
+import { NgError, errorMessage } from '../errors.js';
 import { pyJsonDumps } from '../py/index.js';
 
 export type PyValue = null | boolean | string | number | bigint | PyValue[] | PyDict;
 export type PyDict = Map<string, PyValue>;
 
-export class PyJsonDecodeError extends Error {
+export class PyJsonDecodeError extends NgError {
   override readonly name = 'PyJsonDecodeError';
   constructor(
     readonly reason: string,
     /** 0-based character offset in the text. */
     readonly pos: number,
   ) {
-    super(`${reason} (char ${pos})`);
+    super('NG_ERR_PY_JSON_DECODE', errorMessage('NG_ERR_PY_JSON_DECODE', reason, pos));
   }
 }
 

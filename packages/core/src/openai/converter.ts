@@ -7,12 +7,15 @@
  * which is flushed when a user/system/developer/tool message arrives.
  */
 import { randomUUID } from 'node:crypto';
+import { NgError } from '../errors.js';
 import type { ChatCompletion, ChatToolCall, NeMoGymResponse, ResponseCreateParams, ResponseItem, TokenFields } from './schemas.js';
 import { TOKEN_FIELD_KEYS, hasTokenFields } from './schemas.js';
 
 /** Raised for input that has no Chat Completions equivalent; servers answer it with a 400. */
-export class ConversionError extends Error {
-  override name = 'ConversionError';
+export class ConversionError extends NgError {
+  constructor(message: string) {
+    super('NG_ERR_CONVERSION', message);
+  }
 }
 
 export interface ConverterOptions {

@@ -29,8 +29,9 @@
  * case-insensitive matching follows Unicode simple case folding (as JavaScript does), which differs
  * from Python's for a handful of characters.
  */
+import { NgError, errorMessage } from '../errors.js';
 
-export class PyRegexError extends Error {
+export class PyRegexError extends NgError {
   override readonly name = 'PyRegexError';
   constructor(
     readonly reason: string,
@@ -38,18 +39,18 @@ export class PyRegexError extends Error {
     /** 0-based code point offset in the pattern. */
     readonly pos: number,
   ) {
-    super(`${reason} at position ${pos}`);
+    super('NG_ERR_PY_REGEX', errorMessage('NG_ERR_PY_REGEX', reason, pos));
   }
 }
 
-export class PyRegexUnsupportedError extends Error {
+export class PyRegexUnsupportedError extends NgError {
   override readonly name = 'PyRegexUnsupportedError';
   constructor(
     readonly construct: string,
     readonly pattern: string,
     readonly pos: number,
   ) {
-    super(`${construct} at position ${pos} has no JavaScript equivalent`);
+    super('NG_ERR_PY_REGEX_UNSUPPORTED', errorMessage('NG_ERR_PY_REGEX_UNSUPPORTED', construct, pos));
   }
 }
 

@@ -16,7 +16,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { NgError, ServerResponseError, ServerUnreachableError, describeError } from '../errors.js';
+import { BadResultError, NgError, ServerResponseError, ServerUnreachableError, UsageError, describeError } from '../errors.js';
 import { requestFailure, type ServerClient } from '../client/client.js';
 import { NOT_PROCESSED_STATUSES } from '../client/retry.js';
 import { countLines, readJobs, type BadRowJob, type RolloutJob } from './input.js';
@@ -88,7 +88,7 @@ function delivery(err: unknown): AttemptRecord['delivered'] {
 export async function collectRollouts(opts: CollectOptions): Promise<CollectSummary> {
   const log = opts.log ?? (() => undefined);
   if (!existsSync(opts.inputPath)) {
-    throw new NgError('NG_ERR_USAGE', `Input file not found: ${opts.inputPath}. Give +input_jsonl_fpath=<path to a JSONL file of rows>.`);
+    throw new UsageError(`Input file not found: ${opts.inputPath}. Give +input_jsonl_fpath=<path to a JSONL file of rows>.`);
   }
   const numRepeats = opts.numRepeats && opts.numRepeats > 0 ? opts.numRepeats : 1;
   const limit = opts.limit && opts.limit > 0 ? opts.limit : null;
@@ -141,7 +141,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
       if (!res.ok) throw new ServerResponseError(res.url, res.status, res.text);
       const result = res.json<unknown>();
       if (result === null || typeof result !== 'object' || Array.isArray(result)) {
-        throw new NgError('NG_ERR_BAD_RESULT', `agent \`${job.agent}\` answered /run with ${JSON.stringify(result).slice(0, 200)}, not an object`);
+        throw new BadResultError(job.agent, JSON.stringify(result).slice(0, 200));
       }
       const row = result as Record<string, unknown>;
       await sink.result(taggedLine(res.text, row, job.taskIndex, job.rolloutIndex, job.agent));

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { BadRowError } from '../errors.js';
 
 export async function hashFile(path: string): Promise<string> {
   const h = createHash('sha256');
@@ -67,12 +68,12 @@ export interface ReadJobsOptions {
  */
 export function parseRow(line: string, overrides: Record<string, unknown> | undefined): { row: Record<string, unknown>; body: string } | Error {
   try {
-    if (!line.trim()) throw new Error('the line is empty');
+    if (!line.trim()) throw new BadRowError('the line is empty');
     const parsed: unknown = JSON.parse(line);
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the line is not a JSON object');
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRowError('the line is not a JSON object');
     let row = parsed as Record<string, unknown>;
     if (!row.responses_create_params || typeof row.responses_create_params !== 'object') {
-      throw new Error('the row has no `responses_create_params` object');
+      throw new BadRowError('the row has no `responses_create_params` object');
     }
     if (overrides && Object.keys(overrides).length > 0) {
       row = { ...row, responses_create_params: { ...(row.responses_create_params as object), ...structuredClone(overrides) } };

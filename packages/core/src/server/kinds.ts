@@ -5,6 +5,7 @@
  *   agent:            POST /v1/responses, POST /run.
  */
 import { z } from 'zod';
+import { ServerDefinitionError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema } from '../openai/schemas.js';
 import { defineServer, type Route, type ServerDefinition, type ServerDefinitionInput } from './define.js';
@@ -53,7 +54,7 @@ export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input
       },
     ];
     for (const [name, tool] of Object.entries(input.tools ?? {})) {
-      if (name === 'seed_session' || name === 'verify') throw new Error(`a tool cannot be named ${name}`);
+      if (name === 'seed_session' || name === 'verify') throw new ServerDefinitionError(`${input.className}: a tool cannot be named ${name} (that route is built in); rename the tool`);
       routes.push({ path: `/${name}`, route: tool as AnyRoute<unknown, unknown> });
     }
     return routes;

@@ -17,9 +17,12 @@ export async function serveTasks(moduleHref: string, post: (msg: WorkerMessage) 
     return false;
   }
   onTask(async (msg) => {
+    const f = mod[msg.fn];
+    if (typeof f !== 'function') {
+      post({ id: msg.id, ok: false, error: `the worker module has no exported function ${msg.fn}` });
+      return;
+    }
     try {
-      const f = mod[msg.fn];
-      if (typeof f !== 'function') throw new Error(`the worker module has no exported function ${msg.fn}`);
       post({ id: msg.id, ok: true, value: await f(...msg.args) });
     } catch (err) {
       post({ id: msg.id, ok: false, error: describe(err) });

@@ -1,0 +1,136 @@
+/**
+ * The error table: codes, templates and statuses; docs/errors.md documents exactly the codes of
+ * the table; every code named anywhere in the sources is one of them; sources throw coded errors.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  BadResultError,
+  ConversionError,
+  createError,
+  defineResourcesServer,
+  describeError,
+  ERRORS,
+  errorMessage,
+  HttpError,
+  NgError,
+  PoolClosedError,
+  ResourcesServerConfigSchema,
+  ServerResponseError,
+} from '@nemo-gym/core';
+
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const codes = Object.keys(ERRORS).sort();
+
+function sources(dir: string, out: string[] = []): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (name === 'node_modules' || name === 'dist' || name === 'tests' || name === 'test' || name.startsWith('.')) continue;
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) sources(full, out);
+    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+
+const GROUPS = ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents'];
+const files = GROUPS.flatMap((g) => sources(join(ROOT, g)));
+
+describe('error table', () => {
+  it('fills templates in order and keeps the code, name and cause', () => {
+    const Demo = createError('NG_ERR_BAD_RESULT', 'DemoError');
+    const cause = new Error('root');
+    const e = new Demo('a1', '[1]', { cause });
+    expect(e).toBeInstanceOf(NgError);
+    expect(e.code).toBe('NG_ERR_BAD_RESULT');
+    expect(Demo.code).toBe('NG_ERR_BAD_RESULT');
+    expect(e.name).toBe('DemoError');
+    expect(e.message).toBe('agent `a1` answered /run with [1], not an object');
+    expect(e.cause).toBe(cause);
+    expect(describeError(new PoolClosedError())).toBe('PoolClosedError: the worker pool is closed');
+    expect(new BadResultError('x', 'null').message).toBe(errorMessage('NG_ERR_BAD_RESULT', 'x', 'null'));
+    const sr = new ServerResponseError('http://h/verify', 503, 'busy');
+    expect([sr.code, sr.message]).toEqual(['NG_ERR_SERVER_RESPONSE', 'http://h/verify answered HTTP 503: busy']);
+  });
+
+  it('a server answers an escaped error with the status of its table entry, others with 500', async () => {
+    const server = defineResourcesServer({
+      className: 'ErrorsTest',
+      configSchema: ResourcesServerConfigSchema,
+      tools: {
+        convert: { body: z.object({}), handler: () => { throw new ConversionError('tools[0] is not a function tool'); } },
+        closed: { body: z.object({}), handler: () => { throw new PoolClosedError(); } },
+        teapot: { body: z.object({}), handler: () => { throw new HttpError(418, 'short'); } },
+      },
+      verify: { body: z.object({}).loose(), handler: () => ({ reward: 1 }) },
+    });
+    const app = await server.build({ config: { domain: 'other' } });
+    try {
+      const post = (url: string) => app.inject({ method: 'POST', url, payload: {} });
+      const conv = await post('/convert');
+      expect([conv.statusCode, conv.json()]).toEqual([400, { detail: 'tools[0] is not a function tool' }]);
+      expect(ERRORS.NG_ERR_CONVERSION.status).toBe(400);
+      expect((await post('/teapot')).statusCode).toBe(418);
+      const stderr = process.stderr.write;
+      process.stderr.write = () => true;
+      try {
+        expect((await post('/closed')).statusCode).toBe(500);
+      } finally {
+        process.stderr.write = stderr;
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('docs/errors.md documents every code of the table and no other', () => {
+    const page = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
+    const documented = [...page.matchAll(/^### (NG_ERR_[A-Z0-9_]+)\s*$/gm)].map((m) => m[1]!);
+    expect(new Set(documented).size).toBe(documented.length);
+    expect([...documented].sort()).toEqual(codes);
+    for (const code of codes) {
+      const section = page.split(`### ${code}\n`)[1]!.split(/^#{2,3} /m)[0]!;
+      expect(section, code).toMatch(/\*\*Meaning\.\*\* \S/);
+      expect(section, code).toMatch(/\*\*Fix\.\*\* \S/);
+    }
+  });
+
+  it('every NG_ERR_ code named in the sources is in the table', () => {
+    const unknown: string[] = [];
+    for (const f of files) {
+      for (const m of readFileSync(f, 'utf8').matchAll(/NG_ERR_[A-Z0-9_]*/g)) {
+        if (!(m[0] in ERRORS) && m[0] !== 'NG_ERR_') unknown.push(`${relative(ROOT, f)}: ${m[0]}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+
+  it('the sources throw coded errors, not bare Error', () => {
+    // Shapes that imitate other libraries' errors for code that reads them, and code that runs in
+    // a browser or only in benchmarks.
+    const allowed = new Set([
+      'packages/core/src/client/dispatch.ts', // undici's AbortError shape
+      'packages/core/src/openai/upstream.ts', // an undici-shaped ETIMEDOUT for the transport mapper
+      'packages/viewer/src/page.ts', // runs in the browser
+    ]);
+    const bare: string[] = [];
+    for (const f of files) {
+      const rel = relative(ROOT, f);
+      if (allowed.has(rel) || /(^|\/)(bench|fuzz)[^/]*\.ts$/.test(rel) || rel.includes('/scripts/') || rel.startsWith('packages/math-verify/')) continue;
+      const text = readFileSync(f, 'utf8');
+      for (const m of text.matchAll(/new Error\(|class \w+ extends Error\b/g)) {
+        if (rel === 'packages/core/src/errors.ts' && m[0].startsWith('class NgError')) continue;
+        bare.push(`${rel}:${text.slice(0, m.index).split('\n').length}: ${m[0]}`);
+      }
+    }
+    expect(bare).toEqual([]);
+  });
+});
