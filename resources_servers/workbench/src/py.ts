@@ -1,0 +1,235 @@
+/**
+ * The Python value semantics the workplace tools depend on, for JSON-shaped values.
+ *
+ * Tool arguments arrive as JSON, table cells are strings read from CSV (or whatever a tool
+ * stored), and upstream's tools treat them with plain Python operators: truthiness, `==`, `in`,
+ * `<`/`>=`, `int()`, `str()`, `.lower()`, f-strings. Errors carry Python's exception text,
+ * because the tool route feeds `str(e)` back to the model.
+ *
+ * Value mapping: JSON null / a missing cell = None (or NaN: both print as JSON null and both are
+ * "missing" to pandas); a JS number is a Python int when integral and a float otherwise, unless it
+ * is wrapped in `PyFloat` (a value Python holds as a float, e.g. `4.0`).
+ */
+import { PyFloat, pyFloatRepr } from '@nemo-gym/core';
+
+export { PyFloat };
+
+/** A Python exception: `type` is the class name, `message` is `str(e)`. */
+export class PyException extends Error {
+  constructor(
+    readonly type: 'TypeError' | 'ValueError' | 'KeyError' | 'AttributeError' | 'OverflowError' | 'ZeroDivisionError' | 're.error',
+    message: string,
+  ) {
+    super(message);
+    this.name = type;
+  }
+}
+
+export type Value = unknown;
+
+export function isMissing(v: Value): boolean {
+  return v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v)) || (v instanceof PyFloat && Number.isNaN(v.value));
+}
+
+/** Python `type(v).__name__`. */
+export function typeName(v: Value): string {
+  if (v === null || v === undefined) return 'NoneType';
+  if (v instanceof PyFloat) return 'float';
+  switch (typeof v) {
+    case 'string':
+      return 'str';
+    case 'boolean':
+      return 'bool';
+    case 'number':
+      return Number.isInteger(v) ? 'int' : 'float';
+    default:
+      return Array.isArray(v) ? 'list' : 'dict';
+  }
+}
+
+/** The number behind an int, float or bool; undefined for anything else. */
+export function numeric(v: Value): number | undefined {
+  if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return undefined;
+}
+
+/** Python `bool(v)`. */
+export function truthy(v: Value): boolean {
+  if (v === null || v === undefined) return false;
+  if (typeof v === 'string') return v.length > 0;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'number') return v !== 0;
+  if (v instanceof PyFloat) return v.value !== 0;
+  if (Array.isArray(v)) return v.length > 0;
+  return Object.keys(v as object).length > 0;
+}
+
+/** Python `repr(s)` of a str. */
+export function reprStr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === quote || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else if (cp >= 0x80 && cp < 0xa0) out += `\\x${cp.toString(16)}`;
+    else if (cp === 0xad) out += '\\xad';
+    else if (cp >= 0xd800 && cp < 0xe000) out += `\\u${cp.toString(16)}`;
+    else out += ch;
+  }
+  return out + quote;
+}
+
+function floatStr(x: number): string {
+  return pyFloatRepr(x);
+}
+
+/** Python `repr(v)`. */
+export function repr(v: Value): string {
+  if (typeof v === 'string') return reprStr(v);
+  if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
+  if (v !== null && typeof v === 'object' && !(v instanceof PyFloat)) {
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${reprStr(k)}: ${repr(x)}`)
+      .join(', ')}}`;
+  }
+  return str(v);
+}
+
+/** Python `str(v)` (also what an f-string writes). A missing cell read from CSV is NaN: `nan`. */
+export function str(v: Value): string {
+  if (v === undefined) return 'nan';
+  if (v === null) return 'None';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatStr(v);
+  if (v instanceof PyFloat) return floatStr(v.value);
+  return repr(v);
+}
+
+/** Python `==` between two JSON-shaped values. */
+export function eq(a: Value, b: Value): boolean {
+  if (a === b) return a === a; // NaN != NaN
+  const na = numeric(a);
+  const nb = numeric(b);
+  if (na !== undefined || nb !== undefined) return na !== undefined && nb !== undefined && na === nb;
+  if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  if (typeof a === 'string' || typeof b === 'string') return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => eq(x, b[i]));
+  }
+  const ka = Object.keys(a as object);
+  const ob = b as Record<string, unknown>;
+  if (ka.length !== Object.keys(ob).length) return false;
+  return ka.every((k) => Object.hasOwn(ob, k) && eq((a as Record<string, unknown>)[k], ob[k]));
+}
+
+/** Code-point order of two strings (Python's str comparison). */
+export function compareStr(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // a surrogate (a code point above U+FFFF) sorts after every BMP character
+    const xs = x >= 0xd800 && x < 0xe000;
+    const ys = y >= 0xd800 && y < 0xe000;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+export type CompareOp = '<' | '<=' | '>' | '>=';
+
+function applyOp(c: number, op: CompareOp): boolean {
+  switch (op) {
+    case '<':
+      return c < 0;
+    case '<=':
+      return c <= 0;
+    case '>':
+      return c > 0;
+    default:
+      return c >= 0;
+  }
+}
+
+/** Python `a <op> b` for str/int/float/bool; TypeError otherwise, with Python's text. */
+export function compare(a: Value, b: Value, op: CompareOp): boolean {
+  if (typeof a === 'string' && typeof b === 'string') return applyOp(compareStr(a, b), op);
+  const na = numeric(a);
+  const nb = numeric(b);
+  if (na !== undefined && nb !== undefined) {
+    if (Number.isNaN(na) || Number.isNaN(nb)) return false;
+    return applyOp(na < nb ? -1 : na > nb ? 1 : 0, op);
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      if (!eq(a[i], b[i])) return compare(a[i], b[i], op);
+    }
+    return applyOp(a.length - b.length, op);
+  }
+  throw new PyException('TypeError', `'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
+}
+
+/** Python `item in container`. */
+export function contains(container: Value, item: Value): boolean {
+  if (typeof container === 'string') {
+    if (typeof item !== 'string') throw new PyException('TypeError', `'in <string>' requires string as left operand, not ${typeName(item)}`);
+    return container.includes(item);
+  }
+  if (Array.isArray(container)) return container.some((x) => eq(x, item));
+  if (container !== null && typeof container === 'object' && !(container instanceof PyFloat)) {
+    if (typeof item === 'string') return Object.hasOwn(container, item);
+    if (Array.isArray(item) || (item !== null && typeof item === 'object')) throw new PyException('TypeError', `unhashable type: '${typeName(item)}'`);
+    return false;
+  }
+  throw new PyException('TypeError', `argument of type '${typeName(container)}' is not iterable`);
+}
+
+/** Python `v.lower()`: only a str has the method. */
+export function lower(v: Value): string {
+  if (typeof v !== 'string') throw new PyException('AttributeError', `'${typeName(v)}' object has no attribute 'lower'`);
+  return v.toLowerCase();
+}
+
+const PY_SPACE = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+const INT_LITERAL = /^[+-]?\d(?:_?\d)*$/;
+
+/** Python `int(v)` (base 10). */
+export function toInt(v: Value): number {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  const n = typeof v === 'number' ? v : v instanceof PyFloat ? v.value : undefined;
+  if (n !== undefined) {
+    if (Number.isNaN(n)) throw new PyException('ValueError', 'cannot convert float NaN to integer');
+    if (!Number.isFinite(n)) throw new PyException('OverflowError', 'cannot convert float infinity to integer');
+    return Math.trunc(n);
+  }
+  if (typeof v === 'string') {
+    const s = v.replace(PY_SPACE, '');
+    // Python also accepts non-ASCII decimal digits; those are rare enough to report as invalid here.
+    if (INT_LITERAL.test(s)) return Number(s.replace(/_/g, ''));
+    throw new PyException('ValueError', `invalid literal for int() with base 10: ${reprStr(v)}`);
+  }
+  throw new PyException('TypeError', `int() argument must be a string, a bytes-like object or a real number, not '${typeName(v)}'`);
+}
+
+/** Python `str.zfill(width)`. */
+export function zfill(s: string, width: number): string {
+  if (s.length >= width) return s;
+  const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
+  return sign + '0'.repeat(width - s.length) + s.slice(sign.length);
+}
+
+/** Python `str.isdigit()` (ASCII digits plus the other Unicode digit characters). */
+export function isDigitStr(s: string): boolean {
+  return s.length > 0 && /^[\p{Nd}\u00b2\u00b3\u00b9\u2070-\u2079\u2080-\u2089\u2460-\u2468\u2474-\u247c\u2488-\u2490\u24ea\u24f5-\u24fd\u24ff\u2776-\u277e\u2780-\u2788\u278a-\u2792]+$/u.test(s);
+}
