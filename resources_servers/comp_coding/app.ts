@@ -2,7 +2,7 @@
 // the task's unit tests (LiveCodeBench format: stdio, or call-based with `fn_name`) inside
 // @nemo-gym/sandbox; reward 1.0 when every test passes.
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, outputText, pyStrip, startIfMain } from '@nemo-gym/core';
+import { BaseVerifyRequestSchema, NgError, ResourcesServerConfigSchema, defineResourcesServer, outputText, pyStrip, startIfMain } from '@nemo-gym/core';
 import { Sandbox } from '@nemo-gym/sandbox';
 import { Grader, extractCode, type UnitTests } from './src/grade.js';
 
@@ -52,12 +52,13 @@ interface State {
   grader: Grader;
 }
 
-/** A Python-style error for the 500 answer (upstream's exception middleware answers repr(e)). */
-function pyError(name: string, message: string): Error {
-  const e = new Error(message);
-  e.name = name;
-  return e;
+/** The exception upstream raises for a bad request (its server answers 500 with repr(e)). */
+class PyException extends NgError {
+  constructor(pyType: string, message: string) {
+    super('NG_ERR_PY_EXCEPTION', `${pyType}: ${message}`);
+  }
 }
+const pyError = (pyType: string, message: string) => new PyException(pyType, message);
 
 export const server = defineResourcesServer({
   className: 'CompCodingResourcesServer',

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sandbox, SandboxSession } from '@nemo-gym/sandbox';
+import { SandboxError, type Sandbox, type SandboxSession } from '@nemo-gym/sandbox';
 
 /** LiveCodeBench's OpenAI-chat extraction: the lines strictly between the last two lines that
  * contain a triple-backtick fence; '' with fewer than two such lines. */
@@ -42,7 +42,7 @@ export function runnerPath(): string {
     if (existsSync(p)) return p;
     dir = dirname(dir);
   }
-  throw new Error(`cannot find python/lcb_runner.py above ${fileURLToPath(import.meta.url)}; the comp_coding folder is incomplete`);
+  throw new SandboxError(`cannot find python/lcb_runner.py above ${fileURLToPath(import.meta.url)}; the comp_coding folder is incomplete`);
 }
 
 /** Upstream's global limit for one program: (timeout + 1) s per test plus 5 s. */
@@ -151,7 +151,7 @@ export class Grader {
       });
       if (hello.ready !== true) {
         void s.close();
-        throw new Error(`the grading runner did not start properly: ${JSON.stringify(hello)}`);
+        throw new SandboxError(`the grading runner did not start properly: ${JSON.stringify(hello)}`);
       }
       return s;
     } catch (err) {
