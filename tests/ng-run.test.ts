@@ -1,9 +1,11 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ServerClient } from '@nemo-gym/core';
-import { isAlive, runCommand, startStack } from './helpers/stack.js';
+import { findOpenPort, ServerClient } from '@nemo-gym/core';
+import { isAlive, requireBuild, ROOT, runCommand, startStack } from './helpers/stack.js';
 
 const WEATHER = 'resources_servers/simple_weather/configs/simple_weather.yaml';
 const REPLAY = 'responses_api_models/replay_model/configs/replay_model.yaml';
@@ -48,6 +50,108 @@ describe('ng-run', () => {
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/Server `policy_model` \(responses_api_models\/replay_model\) exited during start-up/);
     expect(res.stderr).toMatch(/recordings\.jsonl/);
+  });
+});
+
+/** How to run pnpm here: the one running these tests, else pnpm on PATH; null when there is none. */
+function pnpmCommand(): string[] | null {
+  const viaEnv = process.env.npm_execpath;
+  if (viaEnv && /pnpm/.test(viaEnv)) return [process.execPath, viaEnv];
+  return spawnSync('pnpm', ['--version'], { encoding: 'utf8' }).status === 0 ? ['pnpm'] : null;
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+const pnpm = pnpmCommand();
+if (!pnpm) console.log('skipping the `pnpm ng-run` lifecycle test: pnpm is not installed');
+
+describe.skipIf(!pnpm)('ng-run started through pnpm', () => {
+  it('SIGTERM to pnpm (as `pnpm ng-run … & kill $!` sends it) leaves no process and frees the head port', async () => {
+    requireBuild();
+    const headPort = await findOpenPort([]);
+    const [cmd, ...pre] = pnpm!;
+    const proc = spawn(cmd!, [...pre, 'ng-run', `+config_paths=[${WEATHER},${REPLAY}]`, `+head_server.port=${headPort}`, '+head_server.host=127.0.0.1'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const pids: number[] = [];
+    try {
+      expect(await until(() => /server\(s\) ready in/.test(out) || proc.exitCode !== null, 60_000), out).toBe(true);
+      const runPid = Number(/\(head server\)\s+-\s+-\s+\S+\s+(\d+)/.exec(out)?.[1]);
+      expect(runPid, out).toBeGreaterThan(0);
+      expect(runPid).not.toBe(proc.pid);
+      const client = await ServerClient.fromHeadServer({ host: '127.0.0.1', port: headPort });
+      const instances = (await client.get('head_server', '/server_instances')).json<{ pid: number }[]>();
+      await client.close();
+      pids.push(runPid, ...instances.map((i) => i.pid));
+      expect(pids).toHaveLength(4);
+
+      proc.kill('SIGTERM');
+      const gone = await until(async () => pids.every((p) => !isAlive(p)) && (await portIsFree(headPort)), 15_000);
+      expect(gone, `still running: ${pids.filter(isAlive).join(', ')}\n${out}`).toBe(true);
+      expect(out).toMatch(/The process that started ng-run \(pid \d+\) has exited: stopping 3 server\(s\)/);
+    } finally {
+      proc.kill('SIGKILL');
+      for (const p of pids) if (isAlive(p)) process.kill(p, 'SIGKILL');
+    }
+  }, 90_000);
+});
+
+describe('ng-run whose parent exits', () => {
+  /** Starts ng-run (head server only) from a shell that exits 4 s later (ng-run has started by then); returns ng-run's pid. */
+  async function orphan(env: NodeJS.ProcessEnv, headPort: number): Promise<number> {
+    requireBuild();
+    const sh = spawnSync('sh', ['-c', `"${process.execPath}" packages/cli/bin/ng-run.js +head_server.port=${headPort} +head_server.host=127.0.0.1 >/dev/null 2>&1 & echo $!; sleep 4`], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+    });
+    const pid = Number(sh.stdout.trim());
+    expect(pid).toBeGreaterThan(0);
+    return pid;
+  }
+  const withoutRunner = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_')));
+
+  it('stops when the package runner that started it has exited', async () => {
+    const headPort = await findOpenPort([]);
+    const pid = await orphan({ ...withoutRunner(), npm_lifecycle_event: 'ng-run' }, headPort);
+    try {
+      expect(await until(async () => !isAlive(pid) && (await portIsFree(headPort)), 15_000)).toBe(true);
+    } finally {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it('keeps running when started without one (as `nohup ng-run &` is), until a signal stops it', async () => {
+    const headPort = await findOpenPort([]);
+    const pid = await orphan(withoutRunner(), headPort);
+    try {
+      expect(await until(async () => !(await portIsFree(headPort)), 15_000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(isAlive(pid)).toBe(true);
+      process.kill(pid, 'SIGHUP');
+      expect(await until(async () => !isAlive(pid) && (await portIsFree(headPort)), 15_000)).toBe(true);
+    } finally {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
   });
 });
 

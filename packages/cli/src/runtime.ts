@@ -3,10 +3,12 @@
  * the conventional options (--config, --set, --help) and the Hydra-style settings as a variadic
  * argument. The settings are not interpreted here: they go, in order, to the config parser of
  * @nemo-gym/core (`parseOverride`, `parseGlobalConfig`), which merges them with the config files
- * and env.yaml. Errors are reported as one message without a stack trace.
+ * and env.yaml; then every +key must be known (params.ts). Errors are reported as one message
+ * without a stack trace.
  */
 import { Command, CommanderError } from 'commander';
 import { NgError, UsageError, parseGlobalConfig, parseOverride, type ConfigDict, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core';
+import { checkParameters } from './params.js';
 
 export interface FlagSpec {
   name: string;
@@ -117,7 +119,15 @@ export async function runCli(spec: CommandSpec, argv: readonly string[] = proces
       return;
     }
     const args: ParsedArgs = { overrides, configFiles: opts.config ?? [], help: false };
-    const { config } = await parseGlobalConfig({ args, initial: spec.initial, ...parseOptions });
+    const parsed = await parseGlobalConfig({ args, initial: spec.initial, ...parseOptions });
+    const config = parsed.config;
+    checkParameters(spec, overrides, {
+      config,
+      instanceNames: parsed.instances.map((i) => i.name),
+      initial: spec.initial,
+      envPath: parseOptions.envPath,
+      skipEnv: parseOptions.skipEnv,
+    });
     for (const f of spec.flags ?? []) {
       if (f.required && (config[f.name] === undefined || config[f.name] === null || config[f.name] === '')) {
         throw new UsageError(`ng-${spec.name} needs +${f.name}=<${f.type}>: ${f.description}. See \`ng-${spec.name} --help\`.`);

@@ -27,8 +27,11 @@ function capture(): { out: () => string; err: () => string } {
   return { out: () => out.join(''), err: () => err.join('') };
 }
 
+/** The parameters of the probe command below. */
+const PROBE_FLAGS = ['x', 'f', 'n', 't', 's', 'l', 'd', 'k', 'm', 'p', 'a', 'other'].map((name) => ({ name, type: 'any', description: `setting ${name}` }));
+
 /** A command that records the config it was given. */
-function recorder(flags: CommandSpec['flags'] = []): { spec: CommandSpec; seen: ConfigDict[] } {
+function recorder(flags: CommandSpec['flags'] = PROBE_FLAGS): { spec: CommandSpec; seen: ConfigDict[] } {
   const seen: ConfigDict[] = [];
   const spec: CommandSpec = {
     name: 'probe',
@@ -92,7 +95,7 @@ describe('Hydra-style settings through commander', () => {
 
   it('--help, -h and +h=true print the help with the parameters; the command does not run', async () => {
     const { spec, seen } = recorder([{ name: 'rows', type: 'int', description: 'how many rows', required: true }]);
-    for (const argv of [['--help'], ['-h'], ['+h=true'], ['+help=true', '+x=1']]) {
+    for (const argv of [['--help'], ['-h'], ['+h=true'], ['+help=true', '+typo=1']]) {
       const io = capture();
       expect(await runCli(spec, argv, { skipEnv: true })).toBe(0);
       expect(io.out()).toMatch(/^Usage: ng-probe \[options\] \[settings\.\.\.\]/);
@@ -122,8 +125,54 @@ describe('Hydra-style settings through commander', () => {
   it('a missing required parameter is a usage error that names it', async () => {
     const io = capture();
     const { spec } = recorder([{ name: 'rows', type: 'int', description: 'how many rows', required: true }]);
-    expect(await runCli(spec, ['+other=1'], { skipEnv: true })).toBe(2);
+    expect(await runCli(spec, ['+head_server.port=1'], { skipEnv: true })).toBe(2);
     expect(io.err()).toMatch(/ng-probe needs \+rows=<int>: how many rows\. See `ng-probe --help`/);
+  });
+});
+
+describe('strict parameters', () => {
+  it('an unknown +key is a usage error (exit 2) naming it, with a suggestion; the command does not run', async () => {
+    const io = capture();
+    const { spec, seen } = recorder([
+      { name: 'num_repeats', type: 'int', description: 'repeats' },
+      { name: 'agent_name', type: 'str', description: 'agent' },
+    ]);
+    expect(await runCli(spec, ['+num_repeat=4', '+agent_name=a', '--set', 'foo.bar=1'], { skipEnv: true })).toBe(2);
+    expect(seen).toHaveLength(0);
+    const err = io.err();
+    expect(err).toMatch(/unknown parameter `\+num_repeat=4` \(did you mean `\+num_repeats`\?\)/);
+    expect(err).toMatch(/unknown parameter `\+\+foo\.bar=1`/);
+    expect(err).toMatch(/ng-probe takes \+num_repeats, \+agent_name \(see `ng-probe --help`\)/);
+    expect(err).not.toMatch(/agent_name=a`/);
+  });
+
+  it('keys the config knows are accepted: from its files, env.yaml, instances, interpolations, and global settings', async () => {
+    const f = yamlFiles({
+      'a.yaml': 'custom_setting: 1\nsrv:\n  resources_servers:\n    simple_weather:\n      entrypoint: app.ts\n      domain: other\n      note: ${shared_note}\n',
+      'env.yaml': 'team_key: x\n',
+    });
+    const { spec, seen } = recorder([]);
+    const argv = [
+      `+config_paths=[${f['a.yaml']}]`,
+      '++custom_setting=2',
+      '+srv.resources_servers.simple_weather.port=1234',
+      '+shared_note=hello',
+      '++team_key=y',
+      '+policy_model_name=m',
+      '+head_server.port=0',
+      '"+new_server={resources_servers: {simple_weather: {entrypoint: app.ts, domain: other}}}"'.slice(1, -1),
+    ];
+    expect(await runCli(spec, argv, { envPath: f['env.yaml'] })).toBe(0);
+    expect(seen[0]).toMatchObject({ custom_setting: 2, team_key: 'y', shared_note: 'hello', policy_model_name: 'm' });
+  });
+
+  it('a misspelled instance name gets a suggestion', async () => {
+    const io = capture();
+    const f = yamlFiles({ 'a.yaml': 'simple_weather:\n  resources_servers:\n    simple_weather:\n      entrypoint: app.ts\n      domain: other\n' });
+    const { spec } = recorder([]);
+    expect(await runCli(spec, [`+config_paths=[${f['a.yaml']}]`, '+simple_wether.resources_servers.simple_weather.port=1'], { skipEnv: true })).toBe(2);
+    expect(io.err()).toMatch(/\(did you mean `\+simple_weather\.resources_servers\.simple_weather\.port`\?\)/);
+    expect(io.err()).toMatch(/ng-probe has no parameters of its own/);
   });
 });
 

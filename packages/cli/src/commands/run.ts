@@ -1,8 +1,9 @@
 /**
  * ng-run: merge the config, start the head server, start every server instance as its own
  * Node process (output prefixed with the instance name), wait until all answer, print a table,
- * and keep them running. A child that dies stops everything with a non-zero exit; Ctrl-C or
- * SIGTERM stops every child (process group, SIGKILL after a grace period).
+ * and keep them running. A child that dies stops everything with a non-zero exit; SIGINT (Ctrl-C),
+ * SIGTERM or SIGHUP, or the exit of the package runner that started it, stops every child (process
+ * group, SIGKILL after a grace period).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -190,6 +191,24 @@ export class ServerFleet {
   }
 }
 
+/**
+ * Package runners (pnpm, npm, npx) start a command through a shell and, sent SIGTERM, stop that shell
+ * but not the command under it. When ng-run was started by one (npm_lifecycle_event or npm_execpath in
+ * its environment) and the process that started it exits, `onGone` runs, as a signal would. A plain
+ * `nohup ng-run &` is left alone: outliving the shell that started it is what it was asked to do.
+ */
+export function onLauncherExit(onGone: (pid: number) => void, env: NodeJS.ProcessEnv = process.env, intervalMs = 250): () => void {
+  if (!env.npm_lifecycle_event && !env.npm_execpath) return () => undefined;
+  const launcher = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === launcher) return;
+    clearInterval(timer);
+    onGone(launcher);
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 export const runCommand: CommandSpec = {
   name: 'run',
   summary: 'Start the head server and every server instance in the merged config',
@@ -199,17 +218,17 @@ export const runCommand: CommandSpec = {
     const started = Date.now();
     const fleet = new ServerFleet(config, { startupTimeoutS: typeof config.startup_timeout_s === 'number' ? config.startup_timeout_s : 60 });
     let interrupted = false;
-    const onSignal = (sig: string) => {
+    const onSignal = (why: string) => {
       if (interrupted) return;
       interrupted = true;
-      process.stdout.write(`\nReceived ${sig}: stopping ${fleet.servers.length} server(s)...\n`);
+      process.stdout.write(`\n${why}: stopping ${fleet.servers.length} server(s)...\n`);
       void fleet.stop().then(() => {
         process.stdout.write('NeMo Gym finished.\n');
         process.exit(0);
       });
     };
-    process.on('SIGINT', () => onSignal('SIGINT'));
-    process.on('SIGTERM', () => onSignal('SIGTERM'));
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal(`Received ${sig}`));
+    onLauncherExit((pid) => onSignal(`The process that started ng-run (pid ${pid}) has exited`));
     try {
       await fleet.start();
       await fleet.waitReady();

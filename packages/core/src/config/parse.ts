@@ -123,7 +123,8 @@ export interface ParsedConfig {
   almostServers: { name: string; issues: InstanceIssue[] }[];
 }
 
-function closest(name: string, candidates: string[]): string | undefined {
+/** The candidate nearest to `name` by edit distance, if it is near enough to suggest ("did you mean"). */
+export function closest(name: string, candidates: string[]): string | undefined {
   const dist = (a: string, b: string) => {
     const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
     for (let i = 1; i <= a.length; i++) {
