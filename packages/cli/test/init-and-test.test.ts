@@ -203,5 +203,5 @@ describe('ng-test-all', () => {
     expect(await testAllMain({})).toBe(0);
     expect(await testAllMain({ fail_on_total_and_test_mismatch: true })).toBe(1);
     expect(err.join('')).toContain('Extra candidate paths:\n- responses_api_agents/no_tests\n- responses_api_models/no_readme');
-  });
+  }, 120_000); // five child test runs in a row
 });
