@@ -7,7 +7,7 @@
  * has exited. Workers never keep the process alive on their own: the pool holds the event loop
  * open only while tasks are queued or running.
  */
-import { NgError, TimeoutError } from '../errors.js';
+import { PoolClosedError, PoolTaskError, PoolWorkerError, TimeoutError } from '../errors.js';
 
 /** Parent → worker. */
 export interface TaskMessage {
@@ -142,7 +142,7 @@ export class TaskPool {
       clearTimeout(task.timer);
       slot.task = null;
       if (msg.ok) task.resolve(msg.value);
-      else task.reject(new NgError('NG_ERR_POOL_TASK', msg.error));
+      else task.reject(new PoolTaskError(msg.error));
       this.pump();
     }
   }
@@ -155,7 +155,7 @@ export class TaskPool {
     slot.task = null;
     if (task) {
       clearTimeout(task.timer);
-      task.reject(new NgError('NG_ERR_POOL_WORKER', `the ${this.transport.kind} running ${task.fn} died (${why}); it is replaced for the next tasks`));
+      task.reject(new PoolWorkerError(`the ${this.transport.kind} running ${task.fn} died (${why}); it is replaced for the next tasks`));
     }
     if (!slot.ready) {
       this.failStart(why);
@@ -167,7 +167,7 @@ export class TaskPool {
 
   /** The task module does not load: every waiting task would fail the same way, so they fail now. */
   private failStart(why: string): void {
-    const err = new NgError('NG_ERR_POOL_WORKER', `a worker ${this.transport.kind} could not start: ${why} (task module ${this.transport.module})`);
+    const err = new PoolWorkerError(`a worker ${this.transport.kind} could not start: ${why} (task module ${this.transport.module})`);
     for (const t of this.queue.splice(0)) t.reject(err);
     this.holdLoop();
   }
@@ -225,6 +225,6 @@ export class TaskPool {
   }
 }
 
-function closedError(): NgError {
-  return new NgError('NG_ERR_POOL_CLOSED', 'the worker pool is closed');
+function closedError(): Error {
+  return new PoolClosedError();
 }

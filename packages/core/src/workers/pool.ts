@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NgError } from '../errors.js';
+import { PoolClosedError, PoolTaskError } from '../errors.js';
 import { TaskPool } from './core.js';
 import { processTransport, threadTransport } from './transports.js';
 
@@ -86,7 +86,7 @@ export class WorkerPool {
   }
 
   run<T = unknown>(fn: string, args: unknown[] = []): Promise<T> {
-    if (this.closed) return Promise.reject(new NgError('NG_ERR_POOL_CLOSED', 'the worker pool is closed'));
+    if (this.closed) return Promise.reject(new PoolClosedError());
     if (!this.pool) return this.runInline(fn, args) as Promise<T>;
     return this.pool.run<T>(fn, args);
   }
@@ -95,7 +95,7 @@ export class WorkerPool {
     this.inlineModule ??= import(this.moduleUrl.href) as Promise<TaskModule>;
     const mod = await this.inlineModule;
     const f = mod[fn];
-    if (typeof f !== 'function') throw new NgError('NG_ERR_POOL_TASK', `the worker module has no exported function ${fn}`);
+    if (typeof f !== 'function') throw new PoolTaskError(`the worker module has no exported function ${fn}`);
     return await f(...args);
   }
 
