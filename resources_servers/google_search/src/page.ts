@@ -145,6 +145,8 @@ export class PageFetcher {
     private readonly options: PageFetchOptions,
   ) {
     const ms = options.timeoutS * 1000;
+    // Built here rather than with the core's createPool: the connector needs the guard's DNS
+    // lookup, and pages are many origins seen once, so sockets are kept only briefly.
     this.agent = new Agent({
       connect: { lookup: guard.lookup, timeout: ms },
       headersTimeout: ms,

@@ -8,8 +8,8 @@
  * with messages worded like the Python requests library's; the API key is never part of them.
  */
 import { STATUS_CODES } from 'node:http';
-import { Agent, request } from 'undici';
-import { PyJsonDecodeError, pyDumps, pyJsonLoads, type PyValue } from '@nemo-gym/core';
+import { request, type Agent } from 'undici';
+import { createPool, PyJsonDecodeError, pyDumps, pyJsonLoads, type PyValue } from '@nemo-gym/core';
 
 export interface SearchTimeouts {
   /** Connect, response-headers and body-idle limit in seconds (the reference's `timeout=10`). */
@@ -80,7 +80,7 @@ export class SearchClient {
     private readonly timeouts: SearchTimeouts,
   ) {
     const ms = timeouts.timeoutS * 1000;
-    this.agent = new Agent({ connect: { timeout: ms }, headersTimeout: ms, bodyTimeout: ms, keepAliveTimeout: 4_000 });
+    this.agent = createPool({ connections: 64, connectTimeoutMs: ms, headersTimeoutMs: ms, bodyTimeoutMs: ms });
   }
 
   /** The tool's `search_results` text for `query`. */
