@@ -10,6 +10,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { ConfigError, HttpError, ServerUnreachableError } from '@nemo-gym/core';
 
 /** Refused IPv4 ranges and what they are. */
 const V4_RANGES: readonly [string, number, string][] = [
@@ -126,30 +127,32 @@ export function parseAllowList(entries: readonly string[]): BlockList {
     const slash = entry.indexOf('/');
     const address = slash >= 0 ? entry.slice(0, slash) : entry;
     const family = isIP(address);
-    if (family === 0) throw new Error(`"${raw}" is not an IP address or CIDR network (examples: 10.1.0.0/16, 127.0.0.1, fd12:3456::/48)`);
+    if (family === 0) throw new ConfigError(`"${raw}" is not an IP address or CIDR network (examples: 10.1.0.0/16, 127.0.0.1, fd12:3456::/48)`);
     const max = family === 4 ? 32 : 128;
     const prefix = slash >= 0 ? Number(entry.slice(slash + 1)) : max;
-    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw new Error(`"${raw}": the prefix length must be an integer from 0 to ${max}`);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw new ConfigError(`"${raw}": the prefix length must be an integer from 0 to ${max}`);
     allow.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
   }
   return allow;
 }
 
-/** Raised when a URL's host is, or resolves to, an address the guard refuses. */
-export class AddressRefusedError extends Error {
-  override readonly name = 'AddressRefusedError';
-  readonly code = 'NG_ERR_ADDRESS_REFUSED';
+/**
+ * Raised when a URL's host is, or resolves to, an address the guard refuses. The browse tool turns
+ * it into its answer text; were it to escape a handler, the server would answer 403.
+ */
+export class AddressRefusedError extends HttpError {
   constructor(
     readonly host: string,
     readonly address: string,
     readonly kind: string,
   ) {
-    super(
-      host === address
-        ? `${address} is a ${kind} address`
-        : `${host} resolves to ${address}, a ${kind} address`,
-    );
+    super(403, host === address ? `${address} is a ${kind} address` : `${host} resolves to ${address}, a ${kind} address`);
   }
+}
+
+/** A name that resolved to no usable address (the shape net.connect reports as ENOTFOUND). */
+function notFound(hostname: string): ServerUnreachableError {
+  return Object.assign(new ServerUnreachableError(hostname, 'the name resolves to no address'), { errno: -3008, syscall: 'getaddrinfo', hostname });
 }
 
 /** A resolver in the shape of `dns.lookup(host, { all: true })`. */
@@ -187,7 +190,7 @@ export class AddressGuard {
       return [{ address: bare, family: literal }];
     }
     const addresses = await this.resolver(bare);
-    if (addresses.length === 0) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${bare}`), { code: 'ENOTFOUND', hostname: bare });
+    if (addresses.length === 0) throw notFound(bare);
     for (const a of addresses) this.check(bare, a.address);
     return addresses;
   }
@@ -198,7 +201,7 @@ export class AddressGuard {
       (addresses) => {
         const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
         if (wanted.length === 0) {
-          callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }) as NodeJS.ErrnoException, '', 0);
+          callback(notFound(hostname) as unknown as NodeJS.ErrnoException, '', 0);
           return;
         }
         if (options.all) (callback as unknown as (e: null, a: typeof wanted) => void)(null, wanted);

@@ -120,7 +120,8 @@ export function decodeBody(bytes: Buffer, contentType: string | undefined, isHtm
   }
 }
 
-async function decompress(bytes: Buffer, encoding: string | undefined, maxBytes: number): Promise<Buffer> {
+/** The decoded body, or null for a content-encoding this fetcher does not speak. */
+async function decompress(bytes: Buffer, encoding: string | undefined, maxBytes: number): Promise<Buffer | null> {
   const enc = (encoding ?? '').trim().toLowerCase();
   if (enc === '' || enc === 'identity') return bytes;
   const opts = { maxOutputLength: maxBytes };
@@ -134,7 +135,7 @@ async function decompress(bytes: Buffer, encoding: string | undefined, maxBytes:
       return inflateRawAsync(bytes, opts);
     }
   }
-  throw new Error(`unsupported content-encoding ${enc}`);
+  return null;
 }
 
 export class PageFetcher {
@@ -240,12 +241,13 @@ export class PageFetcher {
     } catch (err) {
       return { failure: 'unavailable', reason: describe(err, deadline) };
     }
-    let bytes: Buffer;
+    let bytes: Buffer | null;
     try {
       bytes = await decompress(Buffer.concat(chunks), header('content-encoding'), maxBytes);
     } catch (err) {
       return { failure: 'unavailable', reason: `could not decode the body: ${(err as Error).message}` };
     }
+    if (bytes === null) return { failure: 'unavailable', reason: `unsupported content-encoding ${header('content-encoding')}` };
     if (bytes.length < minBytes) return { failure: 'unavailable', reason: `body smaller than ${minBytes} bytes` };
     const isHtml = HTML_TYPES.has(type) || (type === '' && sniffHtml(bytes));
     if (!isHtml && type !== 'text/plain') return { failure: 'unavailable', reason: 'the body is not HTML' };

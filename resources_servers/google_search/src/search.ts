@@ -24,8 +24,8 @@ export type SearchBackendConfig =
 
 export const ERROR_PREFIX = 'Error: Unexpected error - ';
 
-/** Raised with the text that follows the error prefix. */
-class SearchFailure extends Error {}
+/** A parsed answer, or the text that follows the error prefix. */
+type Fetched = { ok: true; value: PyValue } | { ok: false; message: string };
 
 function redactedUrl(url: URL): string {
   const u = new URL(url);
@@ -91,19 +91,21 @@ export class SearchClient {
         url.searchParams.set('key', this.config.apiKey);
         url.searchParams.set('cx', this.config.cx);
         url.searchParams.set('q', query);
-        return pyDumps(await this.getJson(url));
+        const got = await this.getJson(url);
+        return got.ok ? pyDumps(got.value) : ERROR_PREFIX + got.message;
       }
       const url = new URL('search', this.config.url.endsWith('/') ? this.config.url : `${this.config.url}/`);
       url.searchParams.set('q', query);
       url.searchParams.set('format', 'json');
       for (const [k, v] of Object.entries(this.config.extraParams)) url.searchParams.set(k, v);
-      return pyDumps(searxngAsCustomSearch(query, await this.getJson(url)));
+      const got = await this.getJson(url);
+      return got.ok ? pyDumps(searxngAsCustomSearch(query, got.value)) : ERROR_PREFIX + got.message;
     } catch (err) {
-      return ERROR_PREFIX + (err instanceof SearchFailure ? err.message : String((err as Error).message ?? err));
+      return ERROR_PREFIX + String((err as Error).message ?? err);
     }
   }
 
-  private async getJson(url: URL): Promise<PyValue> {
+  private async getJson(url: URL): Promise<Fetched> {
     const deadline = AbortSignal.timeout(this.timeouts.totalTimeoutS * 1000);
     let status: number;
     let text: string;
@@ -117,16 +119,16 @@ export class SearchClient {
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
-      throw new SearchFailure(transportMessage(err, url, this.timeouts, deadline));
+      return { ok: false, message: transportMessage(err, url, this.timeouts, deadline) };
     }
     if (status >= 400 && status < 600) {
       const kind = status < 500 ? 'Client' : 'Server';
-      throw new SearchFailure(`${status} ${kind} Error: ${STATUS_CODES[status] ?? ''} for url: ${redactedUrl(url)}`);
+      return { ok: false, message: `${status} ${kind} Error: ${STATUS_CODES[status] ?? ''} for url: ${redactedUrl(url)}` };
     }
     try {
-      return pyJsonLoads(text);
+      return { ok: true, value: pyJsonLoads(text) };
     } catch (err) {
-      if (err instanceof PyJsonDecodeError) throw new SearchFailure(jsonErrorMessage(err, text));
+      if (err instanceof PyJsonDecodeError) return { ok: false, message: jsonErrorMessage(err, text) };
       throw err;
     }
   }
