@@ -12,6 +12,7 @@ import {
   HttpError,
   LaxInt,
   pyJsonDumps,
+  WorkerPool,
   RawJson,
   requestSessionId,
   ResourcesServerConfigSchema,
@@ -20,7 +21,7 @@ import {
 } from '@nemo-gym/core';
 import { DEFAULT_CSV_DATA_URL, loadWorkbenchData, type WorkbenchData } from './src/data.js';
 import { PyException, type Value } from './src/py.js';
-import { reward } from './src/replay.js';
+import { predictedCalls, reward } from './src/replay.js';
 import { SessionStore } from './src/sessions.js';
 import { callTool, Environment, TOOLS } from './src/tools.js';
 
@@ -33,6 +34,10 @@ export const WorkbenchConfigSchema = ResourcesServerConfigSchema.extend({
   session_idle_ttl_s: z.number().positive().default(3600),
   /** Upper bound on live sessions; the least recently used are dropped beyond it. */
   max_sessions: z.number().int().positive().default(100_000),
+  /** Worker threads that replay the call lists of /verify (0: on the event loop; default: cores - 1, at least 1). */
+  verify_workers: z.number().int().min(0).nullable().default(null),
+  /** Time limit of one verify's replay in a worker, in seconds. */
+  verify_timeout_s: z.number().positive().default(60),
 });
 type Config = z.output<typeof WorkbenchConfigSchema>;
 
@@ -51,8 +56,11 @@ export const WorkbenchVerifyRequestSchema = BaseVerifyRequestSchema.extend({
 
 export interface State {
   data: WorkbenchData;
+  /** The folder the tables were read from (workers read it again). */
+  dataDir: string;
   sessions: SessionStore<Environment>;
   timer: NodeJS.Timeout;
+  pool: WorkerPool | null;
 }
 
 const NOT_SEEDED = 'Session not initialized. Please call seed_session first.';
@@ -99,7 +107,7 @@ export const server = defineResourcesServer({
   className: 'WorkbenchResourcesServer',
   configSchema: WorkbenchConfigSchema,
   setup: async ({ config, log }): Promise<State> => {
-    const data = await loadWorkbenchData({
+    const { dir, data } = await loadWorkbenchData({
       csvDataDir: config.csv_data_dir,
       downloadUrl: config.csv_data_url ?? false,
       log: (m) => log.info(m),
@@ -107,11 +115,21 @@ export const server = defineResourcesServer({
     const sessions = new SessionStore<Environment>({ idleTtlMs: config.session_idle_ttl_s * 1000, maxSessions: config.max_sessions });
     const timer = setInterval(() => sessions.sweep(), Math.min(60_000, config.session_idle_ttl_s * 1000));
     timer.unref();
-    return { data, sessions, timer };
+    const pool =
+      config.verify_workers !== 0
+        ? new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url), {
+            size: config.verify_workers ?? undefined,
+            taskTimeoutMs: config.verify_timeout_s * 1000,
+          })
+        : null;
+    // start the worker and read the tables there before the first rollout arrives
+    if (pool) await pool.run('verifyReward', [dir, [], []]);
+    return { data, dataDir: dir, sessions, timer, pool };
   },
-  close: ({ state }) => {
+  close: async ({ state }) => {
     clearInterval(state.timer);
     state.sessions.clear();
+    await state.pool?.close();
   },
   seedSession: {
     body: BaseSeedSessionRequestSchema.loose(),
@@ -139,10 +157,12 @@ export const server = defineResourcesServer({
   },
   verify: {
     body: WorkbenchVerifyRequestSchema,
-    handler: (body, ctx: HandlerContext<Config, State>) => {
+    handler: async (body, ctx: HandlerContext<Config, State>) => {
       // The rollout ends here: its environment is no longer needed (verify replays from scratch).
       ctx.state.sessions.delete(ctx.sessionId);
-      const r = reward(ctx.state.data, body.response.output as unknown[], body.ground_truth);
+      const predicted = predictedCalls(body.response.output as unknown[]);
+      const { pool, data, dataDir } = ctx.state;
+      const r = pool ? await pool.run<number>('verifyReward', [dataDir, predicted, body.ground_truth]) : reward(data, predicted, body.ground_truth, true);
       return { responses_create_params: body.responses_create_params, response: body.response, reward: r };
     },
   },

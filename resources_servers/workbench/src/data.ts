@@ -196,8 +196,8 @@ export function readDataDir(dir: string, verifyChecksums = true): WorkbenchData 
   return tablesFromText(text);
 }
 
-/** Finds the data (downloading it on first use) and returns the tables. */
-export async function loadWorkbenchData(options: LoadOptions = {}): Promise<WorkbenchData> {
+/** Finds the folder with the data (downloading it on first use) and returns it with the tables. */
+export async function loadWorkbenchData(options: LoadOptions = {}): Promise<{ dir: string; data: WorkbenchData }> {
   const dirs = searchDirs(options);
   if (options.csvDataDir && !hasAll(resolve(options.csvDataDir))) {
     const missing = Object.values(DATA_FILES)
@@ -209,7 +209,7 @@ export async function loadWorkbenchData(options: LoadOptions = {}): Promise<Work
     );
   }
   const found = dirs.find(hasAll);
-  if (found) return readDataDir(found);
+  if (found) return { dir: found, data: readDataDir(found) };
   if (options.downloadUrl === false) throw new ConfigError(missingFilesMessage(dirs, 'downloading is disabled'));
   const base = options.downloadUrl ?? DEFAULT_CSV_DATA_URL;
   const targets = dirs.slice(-2);
@@ -217,7 +217,7 @@ export async function loadWorkbenchData(options: LoadOptions = {}): Promise<Work
   for (const target of targets) {
     try {
       await download(base, target, options);
-      return readDataDir(target);
+      return { dir: target, data: readDataDir(target) };
     } catch (e) {
       lastWhy = (e as Error).message;
       if (!/EACCES|EROFS|EPERM/.test(lastWhy)) break;

@@ -76,9 +76,12 @@ export function predictedCalls(output: readonly unknown[]): unknown[] {
   return calls;
 }
 
-/** 1.0 when replaying the model's calls leaves the same five tables as the ground truth. */
-export function reward(data: WorkbenchData, output: readonly unknown[], groundTruth: unknown): number {
-  const predicted = replay(data, predictedCalls(output));
+/**
+ * 1.0 when replaying the model's calls leaves the same five tables as the ground truth.
+ * `output` is the response output, or (`alreadyCalls`) only its function calls.
+ */
+export function reward(data: WorkbenchData, output: readonly unknown[], groundTruth: unknown, alreadyCalls = false): number {
+  const predicted = replay(data, alreadyCalls ? output : predictedCalls(output));
   const expected = replay(data, groundTruth);
   return sameState(predicted, expected) ? 1.0 : 0.0;
 }

@@ -141,34 +141,52 @@ function getEmailInformationById(env: Environment, a: Args): Value {
   }
 }
 
+/** `f"{subject} {body} {sender}".lower()` per row, cached by cell values (most rows never change). */
+const combinedCache = new Map<Value, { s: Value; w: Value; text: string }>();
+function combinedText(subject: Value, body: Value, who: Value): string {
+  const hit = combinedCache.get(body);
+  if (hit && hit.s === subject && hit.w === who) return hit.text;
+  const text = `${str(subject)} ${str(body)} ${str(who)}`.toLowerCase();
+  if (combinedCache.size >= 20_000) combinedCache.clear();
+  combinedCache.set(body, { s: subject, w: who, text });
+  return text;
+}
+
+/** The combined texts of a whole table, cached while its three columns are unchanged. */
+const combinedColumns = new WeakMap<readonly Value[], { s: readonly Value[]; w: readonly Value[]; texts: string[] }>();
+function combinedTexts(subject: readonly Value[], body: readonly Value[], who: readonly Value[]): string[] {
+  const hit = combinedColumns.get(body);
+  if (hit && hit.s === subject && hit.w === who) return hit.texts;
+  const texts = body.map((b, i) => combinedText(subject[i], b, who[i]));
+  combinedColumns.set(body, { s: subject, w: who, texts });
+  return texts;
+}
+
 function searchEmails(env: Environment, a: Args): Value {
   try {
     const words = pySplit(lower(a.query));
     const t = env.emails;
-    const subject = t.column('subject');
-    const body = t.column('body');
-    const who = t.column('sender/recipient');
+    const texts = combinedTexts(t.column('subject'), t.column('body'), t.column('sender/recipient'));
     const sent = t.column('sent_datetime');
     const matched: number[] = [];
     for (let i = 0; i < t.length; i++) {
-      const combined = `${str(subject[i])} ${str(body[i])} ${str(who[i])}`.toLowerCase();
+      const combined = texts[i]!;
       if (words.every((w) => combined.includes(w))) matched.push(i);
     }
     // sort_values(ascending=False) on the parsed send times; equal times keep their order
     const times = matched.map((i) => toTimestamp(sent[i]));
-    const order = matched.map((_, k) => k).sort((x, y) => compareTimestamps(times[y]!, times[x]!));
-    let emails = order.map((k) => t.record(matched[k]!));
+    let order = matched.map((_, k) => k).sort((x, y) => compareTimestamps(times[y]!, times[x]!)).map((k) => matched[k]!);
     if (truthy(a.date_min)) {
-      emails = emails.filter((e) => compareStr(toTimestamp(e.sent_datetime).date, toTimestamp(a.date_min).date) >= 0);
+      order = order.filter((i) => compareStr(toTimestamp(sent[i]).date, toTimestamp(a.date_min).date) >= 0);
     }
     if (truthy(a.date_max)) {
-      emails = emails.filter((e) => compareStr(toTimestamp(e.sent_datetime).date, toTimestamp(a.date_max).date) <= 0);
+      order = order.filter((i) => compareStr(toTimestamp(sent[i]).date, toTimestamp(a.date_max).date) <= 0);
     }
-    const { items, page, totalPages } = paginate(emails, a.page, a.page_size);
-    if (emails.length > 0) {
+    const { items, page, totalPages } = paginate(order, a.page, a.page_size);
+    if (order.length > 0) {
       return {
-        emails: items,
-        pagination: { total_emails: emails.length, page, page_size: a.page_size, total_pages: totalPages },
+        emails: items.map((i) => t.record(i)),
+        pagination: { total_emails: order.length, page, page_size: a.page_size, total_pages: totalPages },
       };
     }
     return 'No emails found.';
@@ -272,17 +290,18 @@ function searchEvents(env: Environment, a: Args): Value {
   const t = env.calendar;
   const byName = strContains(t.column('event_name'), a.query, false);
   const byEmail = strContains(t.column('participant_email'), a.query, false);
-  let events = t.filter(byName.map((m, i) => Boolean(m) || Boolean(byEmail[i]))).records();
-  if (timeMin) events = events.filter((e) => compareTimestamps(toTimestamp(e.event_start), timeMin) >= 0);
-  if (timeMax) events = events.filter((e) => compareTimestamps(toTimestamp(e.event_start), timeMax) <= 0);
-  if (events.length === 0) return 'No events found.';
+  const starts = t.column('event_start');
+  let rows: number[] = [];
+  for (let i = 0; i < t.length; i++) if (byName[i] || byEmail[i]) rows.push(i);
+  if (timeMin) rows = rows.filter((i) => compareTimestamps(toTimestamp(starts[i]), timeMin) >= 0);
+  if (timeMax) rows = rows.filter((i) => compareTimestamps(toTimestamp(starts[i]), timeMax) <= 0);
+  if (rows.length === 0) return 'No events found.';
   // list.sort(key=Timestamp, reverse=True): keys first, stable, latest first
-  const keys = events.map((e) => toTimestamp(e.event_start));
-  const order = events.map((_, k) => k).sort((x, y) => compareTimestamps(keys[y]!, keys[x]!));
-  const sorted = order.map((k) => events[k]!);
+  const keys = rows.map((i) => toTimestamp(starts[i]));
+  const sorted = rows.map((_, k) => k).sort((x, y) => compareTimestamps(keys[y]!, keys[x]!)).map((k) => rows[k]!);
   const { items, page, totalPages } = paginate(sorted, a.page, a.page_size);
   return {
-    events: items,
+    events: items.map((i) => t.record(i)),
     pagination: { total_events: sorted.length, page, page_size: a.page_size, total_pages: totalPages },
   };
 }
@@ -411,6 +430,7 @@ function toFloat(v: Value): number {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (isMissing(v)) return NaN;
   if (typeof v === 'string') {
+    if (/^\d{1,15}$/.test(v)) return Number(v);
     const s = v.trim();
     if (/^[+-]?(\d(_?\d)*(\.(\d(_?\d)*)?)?|\.\d(_?\d)*)([eE][+-]?\d(_?\d)*)?$/.test(s)) return Number(s.replace(/_/g, ''));
     if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
@@ -558,12 +578,12 @@ function searchCustomers(env: Environment, a: Args): Value {
   for (const [arg, col, op] of bounds) {
     if (truthy(a[arg])) customers = customers.filter(customers.column(col).map((v) => !isMissing(v) && compare(v, a[arg], op)));
   }
-  const records = customers.records();
-  const { items, page, totalPages } = paginate(records, a.page, a.page_size);
-  if (records.length > 0) {
+  const rows = customers.index.map((_, i) => i);
+  const { items, page, totalPages } = paginate(rows, a.page, a.page_size);
+  if (rows.length > 0) {
     return {
-      customers: items,
-      pagination: { total_customers: records.length, page, page_size: a.page_size, total_pages: totalPages },
+      customers: items.map((i) => customers.record(i)),
+      pagination: { total_customers: rows.length, page, page_size: a.page_size, total_pages: totalPages },
     };
   }
   return 'No customers found.';
