@@ -137,6 +137,8 @@ const serverDir = resolve(dirname(fileURLToPath(import.meta.url)), import.meta.u
 export interface LocateOptions {
   csvDataDir?: string | null;
   env?: NodeJS.ProcessEnv;
+  /** The last two places searched and the download targets (default: the server folder's csv_data, then the user cache). */
+  defaultDirs?: string[];
 }
 
 /** The folders searched, in order. */
@@ -145,8 +147,7 @@ export function searchDirs(options: LocateOptions = {}): string[] {
   const dirs: string[] = [];
   if (options.csvDataDir) dirs.push(resolve(options.csvDataDir));
   if (env.NEMO_GYM_WORKBENCH_CSV_DIR) dirs.push(resolve(env.NEMO_GYM_WORKBENCH_CSV_DIR));
-  dirs.push(join(serverDir, 'csv_data'));
-  dirs.push(join(homedir(), '.cache', 'nemo_gym', 'workbench', 'csv_data'));
+  dirs.push(...(options.defaultDirs ?? [join(serverDir, 'csv_data'), join(homedir(), '.cache', 'nemo_gym', 'workbench', 'csv_data')]));
   return dirs;
 }
 
@@ -212,7 +213,7 @@ export async function loadWorkbenchData(options: LoadOptions = {}): Promise<{ di
   if (found) return { dir: found, data: readDataDir(found) };
   if (options.downloadUrl === false) throw new ConfigError(missingFilesMessage(dirs, 'downloading is disabled'));
   const base = options.downloadUrl ?? DEFAULT_CSV_DATA_URL;
-  const targets = dirs.slice(-2);
+  const targets = options.defaultDirs ?? dirs.slice(-2);
   let lastWhy = 'no writable folder';
   for (const target of targets) {
     try {
