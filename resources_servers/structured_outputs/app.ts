@@ -79,14 +79,18 @@ export const server = defineResourcesServer({
             },
           ]);
         }
-        throw e;
+        // the worker died or the task failed: the answer could not be checked
+        if ((e as { code?: unknown }).code !== 'NG_ERR_POOL_WORKER' && (e as { code?: unknown }).code !== 'NG_ERR_POOL_TASK') throw e;
+        result = { reward: 0.0, stage: 'internal_error', error: `validation failed: ${(e as Error).message}` };
       }
       if (result.stage === 'unsupported') {
         throw new HttpError(422, [
           { type: 'value_error', loc: ['body', 'schema_str'], msg: `the schema cannot be checked here: ${result.message}`, input: null },
         ]);
       }
-      return { responses_create_params: body.responses_create_params, response: body.response, reward: result.reward };
+      const out = { responses_create_params: body.responses_create_params, response: body.response, reward: result.reward };
+      // an error (not a verdict on the answer) is reported with the 0.0 it scores
+      return result.error === undefined ? out : { ...out, error_message: result.error };
     },
   },
 });
