@@ -79,8 +79,11 @@ export const server = defineResourcesServer({
             },
           ]);
         }
-        // the worker died or the task failed: the answer could not be checked
-        if ((e as { code?: unknown }).code !== 'NG_ERR_POOL_WORKER' && (e as { code?: unknown }).code !== 'NG_ERR_POOL_TASK') throw e;
+        // the worker died while validating (or the task threw): this answer could not be checked;
+        // a pool that is closed or cannot start workers is the server's failure and stays an error
+        const code = (e as { code?: unknown }).code;
+        const died = code === 'NG_ERR_POOL_WORKER' && / died /.test((e as Error).message);
+        if (!died && code !== 'NG_ERR_POOL_TASK') throw e;
         result = { reward: 0.0, stage: 'internal_error', error: `validation failed: ${(e as Error).message}` };
       }
       if (result.stage === 'unsupported') {
