@@ -560,9 +560,9 @@ class Validation {
         return ok;
       }
       case 'minProperties':
-        return !isObj(instance) || Object.keys(instance).length >= num(v, k);
+        return !isObj(instance) || !(Object.keys(instance).length < num(v, k));
       case 'maxProperties':
-        return !isObj(instance) || Object.keys(instance).length <= num(v, k);
+        return !isObj(instance) || !(Object.keys(instance).length > num(v, k));
       case 'prefixItems': {
         if (!Array.isArray(instance)) return true;
         const subs = iterable(v, k);
@@ -597,12 +597,12 @@ class Validation {
         for (const item of instance) {
           if (this.isValid(v, item, resolver, oas) && ++matches > max) return false;
         }
-        return matches >= min;
+        return !(matches < min);
       }
       case 'minItems':
-        return !Array.isArray(instance) || instance.length >= num(v, k);
+        return !Array.isArray(instance) || !(instance.length < num(v, k));
       case 'maxItems':
-        return !Array.isArray(instance) || instance.length <= num(v, k);
+        return !Array.isArray(instance) || !(instance.length > num(v, k));
       case 'uniqueItems': {
         if (!pyTruthy(v) || !Array.isArray(instance)) return true;
         for (let i = 1; i < instance.length; i++) for (let j = 0; j < i; j++) if (pyEqual(instance[i], instance[j])) return false;
@@ -623,9 +623,9 @@ class Validation {
         return ok;
       }
       case 'minLength':
-        return typeof instance !== 'string' || pyLen(instance) >= num(v, k);
+        return typeof instance !== 'string' || !(pyLen(instance) < num(v, k));
       case 'maxLength':
-        return typeof instance !== 'string' || pyLen(instance) <= num(v, k);
+        return typeof instance !== 'string' || !(pyLen(instance) > num(v, k));
       case 'pattern':
         return typeof instance !== 'string' || reSearch(v, instance);
       case 'format':
@@ -638,14 +638,15 @@ class Validation {
           }
         }
         return true;
+      // written as Python's failing comparison, so NaN passes as it does there
       case 'minimum':
-        return typeof instance !== 'number' || instance >= num(v, k);
+        return typeof instance !== 'number' || !(instance < num(v, k));
       case 'maximum':
-        return typeof instance !== 'number' || instance <= num(v, k);
+        return typeof instance !== 'number' || !(instance > num(v, k));
       case 'exclusiveMinimum':
-        return typeof instance !== 'number' || instance > num(v, k);
+        return typeof instance !== 'number' || !(instance <= num(v, k));
       case 'exclusiveMaximum':
-        return typeof instance !== 'number' || instance < num(v, k);
+        return typeof instance !== 'number' || !(instance >= num(v, k));
       case 'multipleOf':
         return typeof instance !== 'number' || isMultipleOf(instance, num(v, k));
       default:
