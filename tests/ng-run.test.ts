@@ -115,6 +115,22 @@ describe.skipIf(!pnpm)('ng-run started through pnpm', () => {
   }, 90_000);
 });
 
+describe.skipIf(!pnpm)('the commands on PATH after install', () => {
+  it.each([
+    ['pnpm exec', 'ng-run'],
+    ['pnpm exec', 'ng_run'],
+    ['pnpm exec', 'nemo_gym_collect_rollouts'],
+    ['npx --no-install', 'ng_dump_config'],
+  ])('%s %s --help', (runner, name) => {
+    requireBuild();
+    const [cmd, ...pre] = runner.startsWith('pnpm') ? pnpm! : ['npx'];
+    const r = spawnSync(cmd!, [...pre, ...runner.split(' ').slice(1), name, '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    if (r.error && runner.startsWith('npx')) return console.log(`skipping ${runner}: ${r.error.message}`);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: ng-[a-z-]+ \[options\] \[settings\.\.\.\]/);
+  });
+});
+
 describe('ng-run whose parent exits', () => {
   /** Starts ng-run (head server only) from a shell that exits 4 s later (ng-run has started by then); returns ng-run's pid. */
   async function orphan(env: NodeJS.ProcessEnv, headPort: number): Promise<number> {

@@ -2,7 +2,13 @@
 import { findCommand } from './commands/index.js';
 import { runCli } from './runtime.js';
 
+/** A reader that went away (`ng-run --help | head`) ends the output, not the command with a stack trace. */
+function quietOnClosedPipe(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+}
+
 export async function cli(name: string, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  process.stdout.on('error', quietOnClosedPipe);
   const spec = findCommand(name);
   if (!spec) {
     process.stderr.write(`unknown command ${name}; run ng-help for the list\n`);

@@ -11,7 +11,7 @@ export const helpCommand: CommandSpec = {
       'Run a command with --help (or +h=true) to see its parameters.',
       '',
       'Available commands (each also as ng_<name> and nemo_gym_<name> with underscores, e.g. ng_collect_rollouts;',
-      'from the repository root through pnpm, e.g. `pnpm ng-run`):',
+      'from the repository root through pnpm, e.g. `pnpm ng-run` or `pnpm exec ng_run`):',
       '-'.repeat(40),
     ];
     for (const c of COMMANDS) {
