@@ -8,6 +8,7 @@ import {
   BaseVerifyRequestSchema,
   ConfigError,
   defineResourcesServer,
+  LaxInt,
   repoRoot,
   ResourcesServerConfigSchema,
   startIfMain,
@@ -34,16 +35,6 @@ export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.exte
   /** Time limit of one verify's checks; past it every instruction counts as not followed. */
   verify_timeout_s: z.number().positive().default(60),
 });
-
-/** `id: int` with pydantic's lax coercion (integral floats, digit strings, bools). */
-const LaxInt = z.union([
-  z.number().int(),
-  z.boolean().transform((b) => (b ? 1 : 0)),
-  z
-    .string()
-    .regex(/^\s*[-+]?\d+\s*$/, 'Input should be a valid integer, unable to parse string as an integer')
-    .transform((s) => parseInt(s, 10)),
-]);
 
 export const InstructionFollowingRunFieldsSchema = z.object({
   id: LaxInt,

@@ -12,11 +12,12 @@ import {
   ResponseCreateParamsSchema,
   ResponseSchema,
   defineResourcesServer,
+  outputText,
   startIfMain,
   type ServerClient,
 } from '@nemo-gym/core';
 import { MathVerifier } from '@nemo-gym/math-verify';
-import { JUDGE_SYSTEM_MESSAGE, generatedText, judgePrompt, parseVerdict } from './src/judge.js';
+import { JUDGE_SYSTEM_MESSAGE, judgePrompt, parseVerdict } from './src/judge.js';
 
 export const MathWithJudgeConfigSchema = ResourcesServerConfigSchema.extend({
   judge_model_server: ModelServerRefSchema.optional(),
@@ -101,7 +102,7 @@ export const server = defineResourcesServer({
   verify: {
     body: MathWithJudgeVerifyRequestSchema,
     handler: async (body, ctx) => {
-      const generated = generatedText(body.response);
+      const generated = outputText(body.response);
       const lib = await ctx.state.verifier.check(body.expected_answer, generated);
       let reward = lib.reward;
       let judgeEvaluations: JudgeEvaluation[] | null = null;

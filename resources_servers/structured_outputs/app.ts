@@ -8,6 +8,7 @@ import {
   BaseVerifyRequestSchema,
   defineResourcesServer,
   HttpError,
+  outputText,
   ResourcesServerConfigSchema,
   startIfMain,
   TimeoutError,
@@ -30,23 +31,6 @@ export const StructuredOutputsVerifyRequestSchema = BaseVerifyRequestSchema.exte
   schema_type: z.enum(SCHEMA_TYPES),
 });
 
-/** Text of every `output_text` part of every message item, concatenated. */
-export function responseText(output: readonly unknown[]): string {
-  const parts: string[] = [];
-  for (const item of output) {
-    if (!item || typeof item !== 'object' || (item as { type?: unknown }).type !== 'message') continue;
-    const content = (item as { content?: unknown }).content;
-    if (!Array.isArray(content)) continue;
-    for (const c of content) {
-      if (c && typeof c === 'object' && (c as { type?: unknown }).type === 'output_text') {
-        const text = (c as { text?: unknown }).text;
-        if (typeof text === 'string') parts.push(text);
-      }
-    }
-  }
-  return parts.join('');
-}
-
 export const server = defineResourcesServer({
   className: 'StructuredOutputsResourcesServer',
   configSchema: StructuredOutputsConfigSchema,
@@ -62,7 +46,7 @@ export const server = defineResourcesServer({
   verify: {
     body: StructuredOutputsVerifyRequestSchema,
     handler: async (body, ctx) => {
-      const text = responseText(body.response.output as unknown[]);
+      const text = outputText(body.response);
       let result: ScoreResult;
       try {
         result = await ctx.state.pool.run<ScoreResult>('scoreJson', [body.schema_str, text]);

@@ -5,28 +5,24 @@
 import { detect, LangDetectException } from './langdetect.js';
 import type { PunktSentenceTokenizer } from './punkt.js';
 import {
-  PY_WS_CLASS,
-  PyError,
-  pyEq,
-  pyIndex,
-  pyIndexValue,
+  PY_RE,
+  PY_WHITESPACE,
+  pyCount,
+  pyFindall,
   pyIsLower,
   pyIsUpper,
-  pyJsonLoads,
   pyLen,
   pyLower,
   pyLstrip,
-  pyLt,
-  pyNum,
   pyRstrip,
+  pySearch,
   pySliceStr,
   pySplit,
-  pyStr,
+  pySplitCount,
   pyStrCompare,
   pyStrip,
-  pyTruthy,
-} from './py.js';
-import { pyCount, pyFindall, pySearch, pySplitCount } from './pyre.js';
+} from '@nemo-gym/core';
+import { PyError, pyEq, pyIndex, pyIndexValue, pyJsonLoadable, pyLt, pyNum, pyStr, pyTruthy } from './py.js';
 import { countWords, PHRASES, Rng, splitIntoSentences } from './util.js';
 import { wordTokenize } from './word_tokenize.js';
 
@@ -60,7 +56,7 @@ const POSTSCRIPT_MARKERS = ['P.S.', 'P.P.S'];
 const SECTION_SPLITTERS = ['Section', 'SECTION'];
 const CONSTRAINED_RESPONSES = ['My answer is yes.', 'My answer is no.', 'My answer is maybe.'];
 const ASCII_LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
-const IGNORECASE = { ignoreCase: true };
+const { IGNORECASE, MULTILINE } = PY_RE;
 
 /** The relation kwarg: None → deterministic draw; anything not in the two relations → ValueError. */
 function relationArg(v: unknown, rng: Rng): string {
@@ -112,9 +108,9 @@ function countPieces(pieces: string[]): number | null {
 }
 
 /** `re.split(r"\s?\*\*\*\s?", value)` */
-const STARS_SPLIT = new RegExp(`[${PY_WS_CLASS}]?\\*\\*\\*[${PY_WS_CLASS}]?`, 'u');
+const STARS_SPLIT = new RegExp(`[${PY_WHITESPACE}]?\\*\\*\\*[${PY_WHITESPACE}]?`, 'u');
 /** `[^\w\s]` (Unicode) */
-const NON_WORD_NON_SPACE = new RegExp(`[^\\p{L}\\p{N}_${PY_WS_CLASS}]`, 'gu');
+const NON_WORD_NON_SPACE = new RegExp(`[^\\p{L}\\p{N}_${PY_WHITESPACE}]`, 'gu');
 
 function firstCodePoint(s: string): string {
   const cp = s.codePointAt(0);
@@ -246,7 +242,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
         if (marker === 'P.P.S') pattern = '\\s*p\\.\\s?p\\.\\s?s.*$';
         else if (marker === 'P.S.') pattern = '\\s*p\\.\\s?s\\..*$';
         else pattern = `\\s*${pyLower(pyStr(marker, 'postscript_marker'))}.*$`;
-        return pySearch(pattern, lower, { multiline: true });
+        return pySearch(pattern, lower, MULTILINE);
       };
     },
   },
@@ -255,8 +251,8 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     build: (kw, rng) => {
       const n = countArg(kw.num_bullets, rng, 1, 5);
       return (value) => {
-        const stars = pyCount('^\\s*\\*[^\\*].*$', value, { multiline: true });
-        const dashes = pyCount('^\\s*-.*$', value, { multiline: true });
+        const stars = pyCount('^\\s*\\*[^\\*].*$', value, MULTILINE);
+        const dashes = pyCount('^\\s*-.*$', value, MULTILINE);
         return pyEq(stars + dashes, n);
       };
     },
@@ -303,7 +299,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       let v = pyStrip(value);
       for (const prefix of ['```json', '```Json', '```JSON', '```']) if (v.startsWith(prefix)) v = v.slice(prefix.length);
       if (v.endsWith('```')) v = v.slice(0, -3);
-      return pyJsonLoads(pyStrip(v));
+      return pyJsonLoadable(pyStrip(v));
     },
   },
   'detectable_format:title': {

@@ -11,8 +11,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pyIsUpper } from './py.js';
-import { NgError } from '@nemo-gym/core';
+import { NgError, pyIsUpper } from '@nemo-gym/core';
 
 export class LangDetectException extends NgError {
   constructor(message: string) {

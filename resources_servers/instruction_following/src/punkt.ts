@@ -7,8 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { PY_WS_CLASS, pyIsLower, pyIsUpper, pyRstrip, pyStrip } from './py.js';
-import { NgError } from '@nemo-gym/core';
+import { NgError, PY_WHITESPACE, pyIsLower, pyIsUpper, pyRstrip, pyStrip } from '@nemo-gym/core';
 
 export interface PunktParams {
   abbrevTypes: Set<string>;
@@ -87,8 +86,8 @@ export function loadPunktParams(dir: string): PunktParams {
 // ---------------------------------------------------------------------------------------------
 // Regular expressions of PunktLanguageVars (English defaults), with Python's Unicode classes.
 
-const WS = `[${PY_WS_CLASS}]`;
-const NWS = `[^${PY_WS_CLASS}]`;
+const WS = `[${PY_WHITESPACE}]`;
+const NWS = `[^${PY_WHITESPACE}]`;
 const NON_WORD = `(?:[)";}\\]*:@'({\\[?!])`;
 const MULTI_CHAR = `(?:-{2,}|\\.{2,}|(?:\\.${WS}){2,}\\.)`;
 const WORD_START = `[^("\`{\\[:;&#*@)}\\]\\-,]`;

@@ -1,9 +1,10 @@
 // Helpers shared by the checks: the IFEval regex sentence splitter, word counting, and the
 // deterministic stand-in for the random defaults upstream draws when a kwarg is missing.
 
-import { PY_WS_CLASS, PyError, pyStrip } from './py.js';
+import { PY_WHITESPACE, pyStrip } from '@nemo-gym/core';
+import { PyError } from './py.js';
 
-const WS = `[${PY_WS_CLASS}]`;
+const WS = `[${PY_WHITESPACE}]`;
 const STARTERS = `(Mr|Mrs|Ms|Dr|Prof|Capt|Cpt|Lt|He${WS}|She${WS}|It${WS}|They${WS}|Their${WS}|Our${WS}|We${WS}|But${WS}|However${WS}|That${WS}|This${WS}|Wherever)`;
 const ACRONYMS = '([A-Z][.][A-Z][.](?:[A-Z][.])?)';
 

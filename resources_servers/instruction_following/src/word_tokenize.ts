@@ -1,12 +1,12 @@
 // NLTK's `word_tokenize` (English): Punkt sentence split, then the improved Treebank rules of
 // NLTKWordTokenizer applied to each sentence. Character classes keep Python's Unicode meaning.
 
-import { PY_WS_CLASS, pySplit } from './py.js';
+import { PY_WHITESPACE, pySplit } from '@nemo-gym/core';
 import type { PunktSentenceTokenizer } from './punkt.js';
 
 const W = '[\\p{L}\\p{N}_]';
 const B = `(?:(?<=${W})(?!${W})|(?<!${W})(?=${W}))`;
-const WS = `[${PY_WS_CLASS}]`;
+const WS = `[${PY_WHITESPACE}]`;
 // Python `$` without MULTILINE: at the end, or before a final "\n".
 const END_PY = '(?=\\n?(?![\\s\\S]))';
 

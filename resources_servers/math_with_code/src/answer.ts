@@ -8,64 +8,7 @@
 //     matching, delimiters such as `\( \)` or `$ $` stripped on both sides, whitespace collapsed,
 //     a numeric fallback, and tool stdout searched when no message holds a box.
 
-/** Characters Python's str.isspace() accepts (JS `\s` differs: it includes U+FEFF and lacks
- * U+001C..U+001F and U+0085). */
-const PY_WS = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const LEADING_WS = new RegExp(`^[${PY_WS}]+`);
-const TRAILING_WS = new RegExp(`[${PY_WS}]+$`);
-const WS_RUN = new RegExp(`[${PY_WS}]+`);
-
-/** Python `str.strip()` with no arguments. */
-export function pyStrip(s: string): string {
-  return s.replace(LEADING_WS, '').replace(TRAILING_WS, '');
-}
-
-/** Python `str.split()` with no arguments. */
-export function pySplitWs(s: string): string[] {
-  return s.split(WS_RUN).filter((part) => part.length > 0);
-}
-
-const DECIMAL_DIGIT = /\p{Nd}/u;
-
-/** Maps any Unicode decimal digit to its ASCII form (Python's float() accepts them). Unicode
- * encodes decimal digits in contiguous runs of ten starting at zero, so a digit's value is its
- * distance from the start of its run, modulo 10. */
-function asciiDigits(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    if (ch >= '0' && ch <= '9') {
-      out += ch;
-    } else if (DECIMAL_DIGIT.test(ch)) {
-      let cp = ch.codePointAt(0)!;
-      let offset = 0;
-      while (DECIMAL_DIGIT.test(String.fromCodePoint(cp - 1))) {
-        cp -= 1;
-        offset += 1;
-      }
-      out += String(offset % 10);
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-const DIGITS = '[0-9](?:_?[0-9])*';
-const PY_FLOAT = new RegExp(
-  `^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf|infinity|nan)$`,
-  'i',
-);
-
-/** Python `float(s)` for a str: returns null where Python raises ValueError. */
-export function pyFloat(s: string): number | null {
-  const text = asciiDigits(pyStrip(s));
-  if (!PY_FLOAT.test(text)) return null;
-  const lower = text.toLowerCase().replace(/^[+]/, '');
-  if (lower === 'inf' || lower === 'infinity') return Infinity;
-  if (lower === '-inf' || lower === '-infinity') return -Infinity;
-  if (lower === 'nan' || lower === '-nan') return NaN;
-  return Number(text.replace(/_/g, ''));
-}
+import { pyFloatFromStr, pySplit, pyStrip } from '@nemo-gym/core';
 
 /** The legacy extraction: `re.search(r"\\boxed\{([^}]+)\}", text)`, group stripped. */
 export function extractFirstBoxedLegacy(text: string): string | null {
@@ -99,7 +42,7 @@ export function normalizeAnswer(answer: string): string {
   if (s.startsWith('\\(') && s.endsWith('\\)')) s = pyStrip(s.slice(2, -2));
   if (s.startsWith('$') && s.endsWith('$') && s.length > 1) s = pyStrip(s.slice(1, -1));
   if (s.startsWith('\\text{') && s.endsWith('}')) s = pyStrip(s.slice(6, -1));
-  return pySplitWs(s).join(' ');
+  return pySplit(s).join(' ');
 }
 
 /** Exact match after normalization, else numeric closeness (relative 1e-6, absolute near 0). */
@@ -108,8 +51,8 @@ export function answersMatch(actual: string | null, expected: string): boolean {
   const a = normalizeAnswer(actual);
   const e = normalizeAnswer(expected);
   if (a === e) return true;
-  const fa = pyFloat(a);
-  const fe = pyFloat(e);
+  const fa = pyFloatFromStr(a);
+  const fe = pyFloatFromStr(e);
   if (fa === null || fe === null) return false;
   return Math.abs(fa - fe) < 1e-6 * Math.max(1.0, Math.abs(fe));
 }

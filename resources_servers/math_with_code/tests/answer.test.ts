@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  answersMatch,
-  extractFirstBoxedLegacy,
-  extractLastBoxed,
-  normalizeAnswer,
-  pyFloat,
-  pySplitWs,
-  pyStrip,
-  scoreResponse,
-  type OutputItemLike,
-} from '../src/answer.js';
+import { pyFloatFromStr as pyFloat, pySplit as pySplitWs, pyStrip } from '@nemo-gym/core';
+import { answersMatch, extractFirstBoxedLegacy, extractLastBoxed, normalizeAnswer, scoreResponse, type OutputItemLike } from '../src/answer.js';
 
 const msg = (text: string, role = 'assistant'): OutputItemLike => ({
   type: 'message',

@@ -38,16 +38,3 @@ export function parseVerdict(response: { output?: unknown }): boolean {
   const ne = text.indexOf(NOT_EQUAL_LABEL);
   return eq >= 0 && (ne < 0 || eq < ne);
 }
-
-/** Text of the assistant's answer: every output_text part of every message item, joined without separator. */
-export function generatedText(response: { output?: unknown }): string {
-  const output = Array.isArray(response.output) ? (response.output as Record<string, unknown>[]) : [];
-  let text = '';
-  for (const item of output) {
-    if (item.type !== 'message' || !Array.isArray(item.content)) continue;
-    for (const part of item.content as Record<string, unknown>[]) {
-      if (part.type === 'output_text' && typeof part.text === 'string') text += part.text;
-    }
-  }
-  return text;
-}

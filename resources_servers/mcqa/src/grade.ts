@@ -2,7 +2,7 @@
  * Multiple-choice answer extraction and scoring, with the semantics of upstream's mcqa server at
  * the reference commit: Python regexes, `str.strip/split/upper/lower`, `isalpha`, dict order.
  */
-import { NgError, PyRegex, PyRegexError, PY_RE } from '@nemo-gym/core';
+import { NgError, PyRegex, PyRegexError, PY_RE, pyIsAlpha, pyLen, pySplit, pyStrip } from '@nemo-gym/core';
 
 export const GRADING_MODES = ['strict_single_letter_boxed', 'lenient_boxed', 'lenient_answer_colon'] as const;
 export type GradingMode = (typeof GRADING_MODES)[number];
@@ -18,35 +18,9 @@ export class OutputRegexError extends NgError {
   }
 }
 
-const PY_SPACE_CLASS = '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const STRIP_RE = new RegExp(`^[${PY_SPACE_CLASS}]+|[${PY_SPACE_CLASS}]+$`, 'gv');
-const SPLIT_RE = new RegExp(`[${PY_SPACE_CLASS}]+`, 'v');
-const ALPHA_RE = /^\p{L}+$/u;
-
-/** Python `str.strip()`. */
-export function pyStrip(s: string): string {
-  return s.replace(STRIP_RE, '');
-}
-
-/** Python `str.isalpha()`. */
-export function pyIsAlpha(s: string): boolean {
-  return ALPHA_RE.test(s);
-}
-
-/** Python `len(str)` (code points). */
-function pyLen(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
-
 /** Lowercase and collapse whitespace (`" ".join(s.lower().split())`). */
 export function normalizeForMatch(s: string): string {
-  return s
-    .toLowerCase()
-    .split(SPLIT_RE)
-    .filter((p) => p.length > 0)
-    .join(' ');
+  return pySplit(s.toLowerCase()).join(' ');
 }
 
 const STRICT_BOXED = new PyRegex(String.raw`\\boxed\{\s*[^A-Za-z]*([A-Z])[^A-Za-z]*\s*\}`);

@@ -1,3 +1,4 @@
+export * from './str.js';
+export * from './re.js';
 export * from './json.js';
-export * from './regex.js';
 export * from './lax.js';

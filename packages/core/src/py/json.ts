@@ -4,24 +4,11 @@
  * metrics files and model-visible tool outputs depend on those bytes.
  */
 
+import { NgError, errorMessage } from '../errors.js';
+
 /** Marks a number that Python holds as a float, so that `3` is written as `3.0`. */
 export class PyFloat {
   constructor(readonly value: number) {}
-}
-
-/** Python's whitespace for `str.split()` / `str.strip()` (differs from JS `\s`: no U+FEFF, adds U+001C–U+001F, U+0085). */
-export const PY_WHITESPACE = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const SPLIT_RE = new RegExp(`[${PY_WHITESPACE}]+`, 'u');
-const STRIP_RE = new RegExp(`^[${PY_WHITESPACE}]+|[${PY_WHITESPACE}]+$`, 'gu');
-
-/** Python `s.split()` with no arguments. */
-export function pySplit(s: string): string[] {
-  return s.split(SPLIT_RE).filter((part) => part.length > 0);
-}
-
-/** Python `s.strip()` with no arguments. */
-export function pyStrip(s: string): string {
-  return s.replace(STRIP_RE, '');
 }
 
 /** Python `repr(float)`: shortest round-trip digits, `.0` on integral values, exponent outside [1e-4, 1e16). */
@@ -148,4 +135,212 @@ export function pyRound(x: number, ndigits = 0): number {
     if (lastDigit % 2 === 0) return Number(truncated) === 0 && x < 0 ? -0 : Number(truncated);
   }
   return Number(fixed);
+}
+
+/**
+ * Python `json.loads`, lossless.
+ *
+ * Python keeps `1` (int) and `1.0` (float) apart, keeps integers of any size exactly and keeps
+ * object keys in file order. `JSON.parse` loses all three, so prepared files and metrics would
+ * differ from the Python implementation's. Here a parsed value is:
+ *   int -> bigint, float -> number, object -> Map (insertion order, duplicate keys: last value
+ *   wins at the first key's position, as a Python dict does), array -> array.
+ * `NaN`, `Infinity` and `-Infinity` are accepted, as Python's `json.loads` does.
+ */
+
+export type PyValue = null | boolean | string | number | bigint | PyValue[] | PyDict;
+export type PyDict = Map<string, PyValue>;
+
+export class PyJsonDecodeError extends NgError {
+  override readonly name = 'PyJsonDecodeError';
+  constructor(
+    readonly reason: string,
+    /** 0-based character offset in the text. */
+    readonly pos: number,
+  ) {
+    super('NG_ERR_PY_JSON_DECODE', errorMessage('NG_ERR_PY_JSON_DECODE', reason, pos));
+  }
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+export interface PyJsonLoadsOptions {
+  /**
+   * Most containers open at once. CPython's decoder recurses per level and raises RecursionError
+   * near its recursion limit (about 990 levels in a fresh interpreter); the default, 10000, only
+   * guards this parser's stack.
+   */
+  maxNesting?: number;
+}
+
+/** Python `json.loads(text)` into the lossless representation; throws `PyJsonDecodeError`. */
+export function pyJsonLoads(text: string, options: PyJsonLoadsOptions = {}): PyValue {
+  const maxNesting = options.maxNesting ?? Infinity;
+  let i = 0;
+  const n = text.length;
+
+  const fail = (reason: string, at = i): never => {
+    throw new PyJsonDecodeError(reason, at);
+  };
+  const skipWs = () => {
+    while (i < n && WS.has(text.charCodeAt(i))) i++;
+  };
+
+  const parseString = (): string => {
+    // text[i] === '"'
+    i++;
+    let out = '';
+    let start = i;
+    for (;;) {
+      if (i >= n) fail('Unterminated string starting', start - 1);
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        out += text.slice(start, i);
+        i++;
+        return out;
+      }
+      if (c === 0x5c) {
+        out += text.slice(start, i);
+        i++;
+        if (i >= n) fail('Unterminated string starting', start - 1);
+        const e = text[i];
+        switch (e) {
+          case '"': out += '"'; break;
+          case '\\': out += '\\'; break;
+          case '/': out += '/'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'n': out += '\n'; break;
+          case 'r': out += '\r'; break;
+          case 't': out += '\t'; break;
+          case 'u': {
+            const hex = text.slice(i + 1, i + 5);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('Invalid \\uXXXX escape', i - 1);
+            out += String.fromCharCode(parseInt(hex, 16));
+            i += 4;
+            break;
+          }
+          default:
+            fail('Invalid \\escape', i - 1);
+        }
+        i++;
+        start = i;
+        continue;
+      }
+      if (c < 0x20) fail('Invalid control character at', i);
+      i++;
+    }
+  };
+
+  const NUM_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?/y;
+
+  const parseValue = (depth: number): PyValue => {
+    if (depth > 10000) fail('Too deeply nested');
+    skipWs();
+    if (i >= n) fail('Expecting value');
+    const c = text[i]!;
+    if (c === '"') return parseString();
+    if (c === '{') {
+      if (depth >= maxNesting) fail('Too deeply nested');
+      i++;
+      const obj: PyDict = new Map();
+      skipWs();
+      if (text[i] === '}') {
+        i++;
+        return obj;
+      }
+      for (;;) {
+        skipWs();
+        if (text[i] !== '"') fail('Expecting property name enclosed in double quotes');
+        const key = parseString();
+        skipWs();
+        if (text[i] !== ':') fail("Expecting ':' delimiter");
+        i++;
+        obj.set(key, parseValue(depth + 1));
+        skipWs();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return obj;
+        }
+        fail("Expecting ',' delimiter");
+      }
+    }
+    if (c === '[') {
+      if (depth >= maxNesting) fail('Too deeply nested');
+      i++;
+      const arr: PyValue[] = [];
+      skipWs();
+      if (text[i] === ']') {
+        i++;
+        return arr;
+      }
+      for (;;) {
+        arr.push(parseValue(depth + 1));
+        skipWs();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return arr;
+        }
+        fail("Expecting ',' delimiter");
+      }
+    }
+    if (text.startsWith('null', i)) {
+      i += 4;
+      return null;
+    }
+    if (text.startsWith('true', i)) {
+      i += 4;
+      return true;
+    }
+    if (text.startsWith('false', i)) {
+      i += 5;
+      return false;
+    }
+    if (text.startsWith('NaN', i)) {
+      i += 3;
+      return NaN;
+    }
+    if (text.startsWith('Infinity', i)) {
+      i += 8;
+      return Infinity;
+    }
+    if (text.startsWith('-Infinity', i)) {
+      i += 9;
+      return -Infinity;
+    }
+    NUM_RE.lastIndex = i;
+    const m = NUM_RE.exec(text);
+    if (!m) return fail('Expecting value');
+    i = NUM_RE.lastIndex;
+    if (m[1] === undefined && m[2] === undefined) return BigInt(m[0]);
+    return Number(m[0]);
+  };
+
+  const value = parseValue(0);
+  skipWs();
+  if (i < n) fail('Extra data');
+  return value;
+}
+
+/** Convert a lossless value to plain JS (Map -> object, bigint -> number) for schema validation. */
+export function toPlain(v: PyValue): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v instanceof Map) {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of v) {
+      // defineProperty keeps a "__proto__" key an ordinary own key.
+      Object.defineProperty(out, k, { value: toPlain(val), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return v;
 }

@@ -1,35 +1,48 @@
 /**
- * Python `re` patterns on the JavaScript RegExp engine.
+ * Python `re` patterns on the JavaScript RegExp engine: the one translator every server uses.
  *
- * Datasets carry regexes written for Python's `re` module (mcqa's `template_metadata.output_regex`,
- * JSON Schema `pattern` keywords checked by a Python validator). Python and JavaScript disagree on
- * enough syntax and semantics that passing such a pattern to `new RegExp` gives wrong answers or a
- * SyntaxError. `translatePyRegex` parses a pattern with Python's grammar (rejecting exactly what
- * `re.compile` rejects, as far as the constructs below go) and writes an equivalent pattern for the
- * unicode-mode (`u` flag) RegExp engine of Node 20. (The `v` flag is avoided: V8 11.3 mis-matches
- * negated classes inside counted repetitions in that mode, e.g. /b(?:[^b]x){0,2}/v on "bBx".)
+ * Datasets carry regexes written for Python's `re` module (instruction kwargs, mcqa's
+ * `template_metadata.output_regex`, JSON Schema `pattern` keywords checked by a Python validator,
+ * judge extraction patterns). Python and JavaScript disagree on enough syntax and semantics that
+ * passing such a pattern to `new RegExp` gives wrong answers or a SyntaxError. `translatePyRegex`
+ * parses a pattern with Python's grammar (rejecting what `re.compile` rejects, with its message)
+ * and writes an equivalent pattern for the unicode-mode (`u` flag) RegExp engine of Node 20. (The
+ * `v` flag is avoided: V8 11.3 mis-matches negated classes inside counted repetitions in that
+ * mode, e.g. /b(?:[^b]x){0,2}/v on "bBx".)
  *
- * - `(?P<name>...)`, `(?P=name)`, `(?#comment)`, numbered back-references and octal escapes;
- * - global inline flags `(?aiLmsux)` (only at the start, as Python 3.11+) and scoped flags
+ * - `(?P<name>...)`, `(?P=name)` (only to a closed group), `(?#comment)`, numbered back-references
+ *   and octal escapes;
+ * - global inline flags `(?aimsux)` (only at the start, as Python 3.11+) and scoped flags
  *   `(?i:...)`, `(?-i:...)`, `(?ims-x:...)`: V8 has no pattern modifiers, so `s` and `m` are
  *   rewritten into explicit constructs, `x` is applied while parsing, and a scoped `i` is emulated
  *   by expanding letters into their case variants;
+ * - atomic groups `(?>...)` and possessive quantifiers (`*+`, `++`, `?+`, `{m,n}+`), written as a
+ *   look-ahead that captures followed by a back-reference to the capture (what the look-ahead
+ *   matched cannot be backtracked into); the added groups are hidden from match results;
  * - `.` matches anything but `\n` only; `^`, `$` (end or before a final newline), `\A`, `\Z`;
  * - `\w`, `\d`, `\s`, `\b`, `\B` with Python's Unicode meaning (ASCII meaning under `(?a)`);
+ * - IGNORECASE as Python folds: `i`, `I`, `İ` and `ı` are one letter (V8's case folding keeps the
+ *   dotted and dotless i apart);
  * - Python's literal `{`, `}` and `]` where they do not form syntax, escaped punctuation such as
- *   `\-` or `\:` (SyntaxErrors in unicode-mode JS), `{,n}` quantifiers;
- * - look-behind must have a fixed width, as Python requires.
+ *   `\-` or `\:` (SyntaxErrors in unicode-mode JS), `{,n}` quantifiers; quantified look-arounds;
+ * - look-behind must have a fixed width, as Python requires;
+ * - iteration (`finditer`, `findall`, `split`) with Python 3.7+ empty-match rules, positions counted
+ *   in code points.
  *
- * Constructs with no JavaScript equivalent raise `PyRegexUnsupportedError`: atomic groups `(?>...)`,
- * possessive quantifiers (`*+`, `++`, `?+`, `{m,n}+`), conditionals `(?(1)a|b)`, `\N{NAME}` escapes
- * and the `L` flag. A pattern Python itself rejects raises `PyRegexError` (Python's `re.error`).
+ * Constructs with no JavaScript equivalent raise `PyRegexUnsupportedError`: conditionals
+ * `(?(1)a|b)` and `\N{NAME}` escapes. A pattern Python itself rejects (including the `L` flag,
+ * which Python refuses for str patterns) raises `PyRegexError` (Python's `re.error`).
  *
- * Known semantic gaps (documented, rare in answer-extraction patterns): a back-reference to a group
- * that did not take part in the match matches the empty string in JavaScript but fails in Python;
- * case-insensitive matching follows Unicode simple case folding (as JavaScript does), which differs
- * from Python's for a handful of characters.
+ * Known semantic gaps (documented, rare in dataset patterns): a back-reference to a group that did
+ * not take part in the match matches the empty string in JavaScript but fails in Python; a repeated
+ * group whose body can match the empty string stops after an empty iteration in Python, while
+ * JavaScript rejects that iteration; a group inside a repetition keeps its capture from an earlier
+ * iteration in Python, while JavaScript clears it on every iteration; case-insensitive matching
+ * otherwise follows Unicode simple case folding (as JavaScript does), which differs from Python's
+ * for a handful of characters.
  */
 import { NgError, errorMessage } from '../errors.js';
+import { PY_WHITESPACE } from './str.js';
 
 export class PyRegexError extends NgError {
   override readonly name = 'PyRegexError';
@@ -77,7 +90,7 @@ const FLAG_LETTERS: Record<string, number> = { i: F_I, L: F_L, m: F_M, s: F_S, u
 const TYPE_FLAGS = F_A | F_L | F_U;
 
 /** Python's `str.isspace()` / Unicode `\s` set, as class-body text for a unicode-mode RegExp. */
-const PY_SPACE = '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const PY_SPACE = PY_WHITESPACE;
 const ASCII_SPACE = '\\t\\n\\v\\f\\r\\x20';
 const PY_WORD = '\\p{L}\\p{N}_';
 const ASCII_WORD = 'a-zA-Z0-9_';
@@ -95,10 +108,39 @@ export interface TranslatedRegex {
   source: string;
   /** Always contains `u`; `i` when case-insensitivity can use the engine's flag. */
   flags: string;
-  /** Number of capturing groups (Python numbering = JavaScript numbering). */
+  /** Number of the pattern's own (Python) capturing groups. */
   groups: number;
+  /** Python group number of each named group. */
   groupNames: Map<string, number>;
+  /**
+   * JavaScript match index of Python group i at `groupIndex[i - 1]`. It equals i unless atomic
+   * groups or possessive quantifiers added capturing groups of their own.
+   */
+  groupIndex: number[];
+  /**
+   * The pattern for a sticky search that must consume at least one character (Python's retry at
+   * the position of an empty match). Its group 1 is an added capture; Python group i is at
+   * `groupIndex[i - 1] + 1`.
+   */
+  nonEmptySource: string;
+  /** Capturing groups added for atomic groups and possessive quantifiers (not Python groups). */
+  addedGroups: number;
 }
+
+/**
+ * While parsing, every capturing group is written as `(` + OPEN + id + OPEN and every
+ * back-reference as REF + id + REF (id: `p<n>` for Python group n, `h<n>` for an added group), so
+ * JavaScript group numbers can be assigned once the whole source is known. Neither control
+ * character can appear otherwise: literals are always written as escapes.
+ */
+const OPEN = '\u0002';
+const REF = '\u0001';
+const OPEN_MARK = /\u0002([ph]\d+)\u0002/g;
+const REF_MARK = /\u0001([ph]\d+)\u0001/g;
+
+/** Python's IGNORECASE makes these four one letter; V8's case folding does not. */
+const TURKISH_I = [0x49, 0x69, 0x130, 0x131];
+const TURKISH_I_CLASS = 'Ii\\u{130}\\u{131}';
 
 interface Item {
   src: string;
@@ -148,6 +190,8 @@ function buildCaseClasses(): Map<number, number[]> {
       if (v !== ch && [...v].length === 1) union(cp, v.codePointAt(0)!);
     }
   }
+  // Python lowercases İ to i with the simple mapping; JavaScript's full mapping gives two code points
+  union(0x130, 0x69);
   const classes = new Map<number, number[]>();
   for (const cp of parent.keys()) {
     const r = find(cp);
@@ -182,6 +226,10 @@ class Parser {
   private readonly openGroups = new Set<number>();
   private readonly groupWidths = new Map<number, [number, number]>();
   private lookbehindGroups: number | null = null;
+  /** Capturing groups added for atomic groups and possessive quantifiers. */
+  helpers = 0;
+  /** Inside a look-behind (and not in a look-ahead within it): V8 matches right to left there. */
+  private backward = false;
   /**
    * Set when the engine's `i` flag cannot express the pattern's case rules: part of it runs with a
    * different IGNORECASE state than the whole, or IGNORECASE meets ASCII (`(?a)` folds ASCII only).
@@ -297,7 +345,7 @@ class Parser {
 
   private checkTypeFlags(flags: number, pos: number): void {
     const t = flags & TYPE_FLAGS;
-    if (t & F_L) this.unsupported('the LOCALE flag (?L)', pos);
+    if (t & F_L) this.err("bad inline flags: cannot use 'L' flag with a str pattern", pos);
     if ((t & F_A) && (t & F_U)) this.err('ASCII and UNICODE flags are incompatible', pos);
   }
 
@@ -354,8 +402,9 @@ class Parser {
       if (hi < lo) this.err('min repeat greater than max repeat', start);
     }
     let lazy = '';
+    let possessive = false;
     if (this.eat('?')) lazy = '?';
-    else if (this.peek() === '+') this.unsupported('possessive quantifier', this.i);
+    else if (this.eat('+')) possessive = true;
     let q: string;
     if (lo === 0 && hi === Infinity) q = '*';
     else if (lo === 1 && hi === Infinity) q = '+';
@@ -363,12 +412,25 @@ class Parser {
     else if (hi === Infinity) q = `{${lo},}`;
     else if (lo === hi) q = `{${lo}}`;
     else q = `{${lo},${hi}}`;
+    const src = `(?:${item.src})${q}${lazy}`;
     return {
-      src: `(?:${item.src})${q}${lazy}`,
+      src: possessive ? this.atomic(src) : src,
       min: item.min * lo,
       max: hi === 0 ? 0 : item.max === 0 ? 0 : item.max * hi,
       kind: 'repeat',
     };
+  }
+
+  /**
+   * `(?>src)`: a look-ahead captures what src matches first, and a back-reference consumes exactly
+   * that, so no other way of matching src is tried. In a look-behind (matched right to left, where
+   * the back-reference would run before its group) the group stays a plain one: there Python
+   * requires a fixed width, and choices of equal width lead to the same continuation.
+   */
+  private atomic(src: string): string {
+    if (this.backward) return `(?:${src})`;
+    const id = `h${++this.helpers}`;
+    return `(?:(?=(${OPEN}${id}${OPEN}${src}))${REF}${id}${REF})`;
   }
 
   private parseAtom(flags: number, depth: number): Item | null {
@@ -401,6 +463,8 @@ class Parser {
     if (this.emulateCase && flags & F_I) {
       const vs = caseVariants(cp, (flags & F_A) !== 0);
       if (vs.length > 1) return `[${vs.map(escCp).join('')}]`;
+    } else if (flags & F_I && !(flags & F_A) && TURKISH_I.includes(cp)) {
+      return `[${TURKISH_I_CLASS}]`;
     }
     return escCp(cp);
   }
@@ -470,7 +534,10 @@ class Parser {
       } else if (c === '(') {
         this.unsupported('conditional group (?(...)...)', start);
       } else if (c === '>') {
-        this.unsupported('atomic group (?>...)', start);
+        this.i++;
+        const inner = this.parseAlternation(flags, depth + 1);
+        if (!this.eat(')')) this.err('missing ), unterminated subpattern', start);
+        return { src: this.atomic(inner.src), min: inner.min, max: inner.max, kind: 'atom' };
       } else if (c in FLAG_LETTERS || c === '-') {
         groupFlags = this.parseScopedFlags(flags, start);
       } else {
@@ -487,17 +554,20 @@ class Parser {
       this.openGroups.add(gid);
       if (name !== null) {
         this.groupNames.set(name, gid);
-        prefix = `(?<${name}>`;
+        prefix = `(?<${name}>${OPEN}p${gid}${OPEN}`;
       } else {
-        prefix = '(';
+        prefix = `(${OPEN}p${gid}${OPEN}`;
       }
     }
     const savedLookbehind = this.lookbehindGroups;
+    const savedBackward = this.backward;
     if (look === 'behind' && this.lookbehindGroups === null) this.lookbehindGroups = this.groups + 1;
+    if (look !== null) this.backward = look === 'behind';
     if (groupFlags !== flags) this.noteCaseScope(groupFlags);
     const inner = this.parseAlternation(groupFlags, depth + 1);
     if (!this.eat(')')) this.err('missing ), unterminated subpattern', start);
     this.lookbehindGroups = savedLookbehind;
+    this.backward = savedBackward;
     if (capture) {
       this.openGroups.delete(gid);
       this.groupWidths.set(gid, [inner.min, inner.max]);
@@ -534,7 +604,7 @@ class Parser {
     if ((add & TYPE_FLAGS) && ([F_A, F_U, F_L] as number[]).indexOf(add & TYPE_FLAGS) < 0) {
       this.err("bad inline flags: flags 'a', 'u' and 'L' are incompatible", start);
     }
-    if (add & F_L) this.unsupported('the LOCALE flag (?L)', start);
+    if (add & F_L) this.err("bad inline flags: cannot use 'L' flag with a str pattern", start);
     let out = (flags | add) & ~del;
     if (add & TYPE_FLAGS) out = (out & ~TYPE_FLAGS) | (add & TYPE_FLAGS);
     return out;
@@ -546,7 +616,7 @@ class Parser {
       this.err('cannot refer to group defined in the same lookbehind subpattern', start);
     }
     const [min, max] = this.groupWidths.get(gid) ?? [0, Infinity];
-    return { src: `(?:\\${gid})`, min, max, kind: 'atom' };
+    return { src: `(?:${REF}p${gid}${REF})`, min, max, kind: 'atom' };
   }
 
   /** `\\w` and friends as a positive set body plus whether the escape is the complement. */
@@ -716,6 +786,11 @@ class Parser {
     const asciiOnly = (flags & F_A) !== 0;
     if (flags & F_I && flags & F_A) this.scopedCaseChange = true;
     let body = '';
+    if (!caseFold && flags & F_I && !asciiOnly) {
+      const covers = (cp: number) =>
+        parts.some((p) => (p.t === 'lit' ? p.cp === cp : p.t === 'range' ? p.lo <= cp && cp <= p.hi : false));
+      if (TURKISH_I.some(covers)) body += TURKISH_I_CLASS;
+    }
     const complements: string[] = [];
     for (const p of parts) {
       if (p.t === 'cat') {
@@ -746,6 +821,25 @@ class Parser {
   }
 }
 
+/** Assigns JavaScript group numbers (in order of the opening parentheses) and writes the references. */
+function resolveGroups(
+  marked: string,
+  pyGroups: number,
+): { source: string; nonEmptySource: string; groupIndex: number[]; addedGroups: number } {
+  const numbers = new Map<string, number>();
+  const source0 = marked.replace(OPEN_MARK, (_m, id: string) => {
+    numbers.set(id, numbers.size + 1);
+    return '';
+  });
+  const refs = (offset: number) => source0.replace(REF_MARK, (_m, id: string) => `\\${numbers.get(id)! + offset}`);
+  const groupIndex: number[] = [];
+  for (let g = 1; g <= pyGroups; g++) groupIndex.push(numbers.get(`p${g}`)!);
+  const source = refs(0);
+  // At the start, capture the rest of the input; at the end, the rest must be shorter than that.
+  const nonEmptySource = `(?=([\\s\\S]*))(?:${refs(1)})(?!\\1(?![\\s\\S]))`;
+  return { source, nonEmptySource, groupIndex, addedGroups: numbers.size - pyGroups };
+}
+
 /**
  * Translate a Python `re` pattern (with Python flag bits, e.g. `PY_RE.IGNORECASE`) into a
  * unicode-mode JavaScript RegExp source. Throws `PyRegexError` where `re.compile` would raise
@@ -753,16 +847,16 @@ class Parser {
  */
 export function translatePyRegex(pattern: string, flags = 0): TranslatedRegex {
   const first = new Parser(pattern, flags, false);
-  let source = first.parse();
+  let marked = first.parse();
   let parser = first;
   let useEngineCase = (first.flags & F_I) !== 0;
   if (first.scopedCaseChange) {
     parser = new Parser(pattern, flags, true);
-    source = parser.parse();
+    marked = parser.parse();
     useEngineCase = false;
   }
   return {
-    source,
+    ...resolveGroups(marked, parser.groups),
     flags: useEngineCase ? 'iu' : 'u',
     groups: parser.groups,
     groupNames: parser.groupNames,
@@ -776,12 +870,22 @@ export interface PyMatch {
   index: number;
 }
 
-/** A compiled Python pattern offering `re.search`, `re.findall` and `re.fullmatch`. */
+/** Whether UTF-16 index i falls between the two halves of a surrogate pair. */
+function midPair(s: string, i: number): boolean {
+  if (i <= 0 || i >= s.length) return false;
+  const a = s.charCodeAt(i - 1);
+  const b = s.charCodeAt(i);
+  return a >= 0xd800 && a <= 0xdbff && b >= 0xdc00 && b <= 0xdfff;
+}
+
+/** A compiled Python pattern offering `re.search`, `re.fullmatch`, `re.finditer`, `re.findall` and more. */
 export class PyRegex {
   readonly translated: TranslatedRegex;
   private readonly global: RegExp;
   private fullRe: RegExp | null = null;
-  private readonly nonEmptyCache = new Map<number, RegExp>();
+  private nonEmpty: RegExp | null = null;
+  /** Python group numbering equals JavaScript's (no added groups). */
+  private readonly plainGroups: boolean;
 
   constructor(
     readonly pattern: string,
@@ -794,59 +898,92 @@ export class PyRegex {
       // the translation is meant to always compile; report the gap instead of misbehaving
       throw new PyRegexUnsupportedError(`pattern (${(e as Error).message})`, pattern, 0);
     }
+    this.plainGroups = this.translated.addedGroups === 0;
   }
 
   get groups(): number {
     return this.translated.groups;
   }
 
+  private toMatch(m: RegExpExecArray, shift: number): PyMatch {
+    if (this.plainGroups && shift === 0) return { groups: [...m], index: m.index };
+    const groups: (string | undefined)[] = [m[0]];
+    for (const j of this.translated.groupIndex) groups.push(m[j + shift]);
+    return { groups, index: m.index };
+  }
+
   /** `re.search`: the first match or null. */
   search(s: string): PyMatch | null {
-    this.global.lastIndex = 0;
-    const m = this.global.exec(s);
-    return m ? { groups: [...m], index: m.index } : null;
+    const m = this.next(s, 0, false);
+    return m ? this.toMatch(m.m, m.shift) : null;
+  }
+
+  /** `re.search(...) is not None`, without building the match. */
+  test(s: string): boolean {
+    return this.next(s, 0, false) !== null;
   }
 
   /** `re.fullmatch`. */
   fullmatch(s: string): PyMatch | null {
     this.fullRe ??= new RegExp(`^(?:${this.translated.source})$`, this.translated.flags);
     const m = this.fullRe.exec(s);
-    return m ? { groups: [...m], index: m.index } : null;
+    return m ? this.toMatch(m, 0) : null;
   }
 
-  /** All matches with Python 3.7+ empty-match rules (`re.finditer`). */
-  finditer(s: string): PyMatch[] {
-    const out: PyMatch[] = [];
+  /**
+   * The next match at or after `pos`; with `mustAdvance` (right after an empty match at `pos`), a
+   * match at `pos` itself must be non-empty, as in Python 3.7+.
+   */
+  private next(s: string, pos: number, mustAdvance: boolean): { m: RegExpExecArray; shift: number } | null {
+    for (;;) {
+      if (mustAdvance) {
+        this.nonEmpty ??= new RegExp(this.translated.nonEmptySource, `y${this.translated.flags}`);
+        this.nonEmpty.lastIndex = pos;
+        const n = this.nonEmpty.exec(s);
+        if (n) return { m: n, shift: 1 };
+        if (pos >= s.length) return null;
+        const c = s.charCodeAt(pos);
+        pos += c >= 0xd800 && c <= 0xdbff && pos + 1 < s.length ? 2 : 1;
+        mustAdvance = false;
+      }
+      this.global.lastIndex = pos;
+      const m = this.global.exec(s);
+      if (!m) return null;
+      // Python positions are code points: no match starts inside a surrogate pair
+      if (!midPair(s, m.index)) return { m, shift: 0 };
+      pos = m.index + 1;
+    }
+  }
+
+  /** Calls `each` for every match, with Python 3.7+ empty-match rules (`re.finditer`). */
+  private scan(s: string, each: (m: RegExpExecArray, shift: number) => void): void {
     let pos = 0;
     let mustAdvance = false;
     while (pos <= s.length) {
-      let m: RegExpExecArray | null = null;
-      if (mustAdvance) {
-        // Python retries at the same position but rejects an empty match there.
-        const sticky = this.nonEmptyAt(s, pos);
-        sticky.lastIndex = pos;
-        m = sticky.exec(s);
-        if (!m) {
-          if (pos >= s.length) break;
-          const cp = s.codePointAt(pos)!;
-          pos += cp > 0xffff ? 2 : 1;
-          mustAdvance = false;
-          continue;
-        }
-      } else {
-        this.global.lastIndex = pos;
-        m = this.global.exec(s);
-        if (!m) break;
-      }
-      out.push({ groups: [...m], index: m.index });
-      const end = m.index + m[0].length;
-      mustAdvance = m[0].length === 0;
-      pos = end;
+      const r = this.next(s, pos, mustAdvance);
+      if (!r) return;
+      each(r.m, r.shift);
+      const len = r.m[0].length;
+      pos = r.m.index + len;
+      mustAdvance = len === 0;
     }
+  }
+
+  /** All matches (`re.finditer`). */
+  finditer(s: string): PyMatch[] {
+    const out: PyMatch[] = [];
+    this.scan(s, (m, shift) => out.push(this.toMatch(m, shift)));
     return out;
   }
 
-  /** `re.findall`: whole matches (no groups), group 1 (one group) or tuples (several groups). */
+  /** `len(re.findall(...))`, without building the matches. */
+  count(s: string): number {
+    let n = 0;
+    this.scan(s, () => n++);
+    return n;
+  }
+
+  /** `re.findall`: whole matches (no groups), group 1 (one group) or lists (several groups). */
   findall(s: string): (string | string[])[] {
     const n = this.translated.groups;
     return this.finditer(s).map((m) => {
@@ -856,14 +993,46 @@ export class PyRegex {
     });
   }
 
-  private nonEmptyAt(s: string, pos: number): RegExp {
-    const n = [...s.slice(0, pos)].length;
-    let re = this.nonEmptyCache.get(n);
-    if (!re) {
-      re = new RegExp(`(?:${this.translated.source})(?<!^[\\s\\S]{${n}})`, `y${this.translated.flags}`);
-      if (this.nonEmptyCache.size > 32) this.nonEmptyCache.clear();
-      this.nonEmptyCache.set(n, re);
-    }
-    return re;
+  /** `len(re.split(...))`: one piece more than matches, plus every group of every match. */
+  splitCount(s: string): number {
+    return 1 + this.count(s) * (1 + this.translated.groups);
   }
+}
+
+const compiled = new Map<string, PyRegex>();
+const COMPILED_MAX = 2000;
+
+/**
+ * `re.compile(pattern, flags)` with a cache, as Python's `re` keeps one: patterns that come from
+ * data (instruction kwargs, dataset rows) are compiled once, not on every call.
+ */
+export function pyCompile(pattern: string, flags = 0): PyRegex {
+  const key = `${flags}\u0000${pattern}`;
+  let re = compiled.get(key);
+  if (!re) {
+    re = new PyRegex(pattern, flags);
+    if (compiled.size >= COMPILED_MAX) compiled.clear();
+    compiled.set(key, re);
+  }
+  return re;
+}
+
+/** `re.search(pattern, s, flags) is not None`. */
+export function pySearch(pattern: string, s: string, flags = 0): boolean {
+  return pyCompile(pattern, flags).test(s);
+}
+
+/** `re.findall(pattern, s, flags)`. */
+export function pyFindall(pattern: string, s: string, flags = 0): (string | string[])[] {
+  return pyCompile(pattern, flags).findall(s);
+}
+
+/** `len(re.findall(pattern, s, flags))`. */
+export function pyCount(pattern: string, s: string, flags = 0): number {
+  return pyCompile(pattern, flags).count(s);
+}
+
+/** `len(re.split(pattern, s, flags=flags))`. */
+export function pySplitCount(pattern: string, s: string, flags = 0): number {
+  return pyCompile(pattern, flags).splitCount(s);
 }
