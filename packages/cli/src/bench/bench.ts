@@ -288,6 +288,7 @@ async function sectionExtras(): Promise<void> {
     ['D. vllm_model overhead per call vs calling the stub directly', 'responses_api_models/vllm_model/dist/bench.js', ['--rounds', '3']],
     ['E. instruction_following verify at 256 concurrent requests', 'resources_servers/instruction_following/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
     ['F. math-verify answer checks', 'packages/math-verify/dist/bench.js', ['5']],
+    ['G. workbench verify at 256 concurrent requests (example rows)', 'resources_servers/workbench/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
   ];
   for (const [title, script, args] of runs) {
     console.log(`\n== ${title} ==`);
