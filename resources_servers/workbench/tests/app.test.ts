@@ -142,3 +142,18 @@ describe.skipIf(!HAVE_DATA)('workbench server', () => {
     expect((await tool(c, 'email_delete_email', { email_id: '00000259' })).status).toBe(400);
   });
 });
+
+describe.skipIf(!HAVE_DATA)('bounded sessions', () => {
+  it('a session dropped for the cap answers 410 with the setting to raise, not the never-seeded 400', async () => {
+    const small = await server.build({ config: { name: 'workbench', domain: 'agent', csv_data_dir: CSV_DIR, max_sessions: 1, verify_workers: 0 } });
+    try {
+      const first = cookieOf(await small.inject({ method: 'POST', url: '/seed_session', payload: {} }));
+      await small.inject({ method: 'POST', url: '/seed_session', payload: {} });
+      const res = await small.inject({ method: 'POST', url: '/email_delete_email', payload: { email_id: '00000259' }, headers: { cookie: first } });
+      expect(res.statusCode).toBe(410);
+      expect(res.json().detail).toMatch(/max_sessions = 1/);
+    } finally {
+      await small.close();
+    }
+  });
+});

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { SessionStore } from '../src/sessions.js';
+
+describe('SessionStore', () => {
+  it('drops idle sessions and the least recently used beyond the cap, and says why', () => {
+    let now = 0;
+    const store = new SessionStore<string>({ idleTtlMs: 1000, maxSessions: 2, now: () => now });
+    store.set('a', 'A');
+    store.set('b', 'B');
+    now = 500;
+    expect(store.get('a')).toBe('A'); // a is now the most recently used
+    store.set('c', 'C');
+    expect(store.get('b')).toBeUndefined();
+    expect(store.droppedReason('b')).toBe('capacity');
+    now = 1600;
+    expect(store.get('a')).toBeUndefined();
+    expect(store.droppedReason('a')).toBe('idle');
+    store.set('a', 'A2');
+    expect(store.droppedReason('a')).toBeUndefined();
+    expect(store.get('a')).toBe('A2');
+    store.delete('a');
+    expect(store.get('a')).toBeUndefined();
+    expect(store.droppedReason('a')).toBeUndefined();
+    expect(store.droppedReason('never')).toBeUndefined();
+  });
+});
