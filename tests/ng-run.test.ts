@@ -131,11 +131,17 @@ describe.skipIf(!pnpm)('the commands on PATH after install', () => {
   });
 });
 
-describe('ng-run whose parent exits', () => {
-  /** Starts ng-run (head server only) from a shell that exits 4 s later (ng-run has started by then); returns ng-run's pid. */
-  async function orphan(env: NodeJS.ProcessEnv, headPort: number): Promise<number> {
+describe.each(['run', 'viewer'])('ng-%s whose parent exits', (command) => {
+  /** Starts the command from a shell that exits 4 s later (the command has started by then); returns its pid. */
+  function orphan(env: NodeJS.ProcessEnv, port: number): number {
     requireBuild();
-    const sh = spawnSync('sh', ['-c', `"${process.execPath}" packages/cli/bin/ng-run.js +head_server.port=${headPort} +head_server.host=127.0.0.1 >/dev/null 2>&1 & echo $!; sleep 4`], {
+    let args = `+head_server.port=${port} +head_server.host=127.0.0.1`;
+    if (command === 'viewer') {
+      const rollouts = join(mkdtempSync(join(tmpdir(), 'ng-viewer-')), 'rollouts.jsonl');
+      writeFileSync(rollouts, '{"reward": 1.0}\n');
+      args = `+jsonl_fpath=${rollouts} +port=${port}`;
+    }
+    const sh = spawnSync('sh', ['-c', `"${process.execPath}" packages/cli/bin/ng-${command}.js ${args} >/dev/null 2>&1 & echo $!; sleep 4`], {
       cwd: ROOT,
       env,
       encoding: 'utf8',
@@ -147,24 +153,24 @@ describe('ng-run whose parent exits', () => {
   const withoutRunner = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_')));
 
   it('stops when the package runner that started it has exited', async () => {
-    const headPort = await findOpenPort([]);
-    const pid = await orphan({ ...withoutRunner(), npm_lifecycle_event: 'ng-run' }, headPort);
+    const port = await findOpenPort([]);
+    const pid = orphan({ ...withoutRunner(), npm_lifecycle_event: `ng-${command}` }, port);
     try {
-      expect(await until(async () => !isAlive(pid) && (await portIsFree(headPort)), 15_000)).toBe(true);
+      expect(await until(async () => !isAlive(pid) && (await portIsFree(port)), 15_000)).toBe(true);
     } finally {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 
-  it('keeps running when started without one (as `nohup ng-run &` is), until a signal stops it', async () => {
-    const headPort = await findOpenPort([]);
-    const pid = await orphan(withoutRunner(), headPort);
+  it('keeps running when started without one (as `nohup ng-run &` is), until SIGHUP stops it', async () => {
+    const port = await findOpenPort([]);
+    const pid = orphan(withoutRunner(), port);
     try {
-      expect(await until(async () => !(await portIsFree(headPort)), 15_000)).toBe(true);
+      expect(await until(async () => !(await portIsFree(port)), 15_000)).toBe(true);
       await new Promise((r) => setTimeout(r, 1000));
       expect(isAlive(pid)).toBe(true);
       process.kill(pid, 'SIGHUP');
-      expect(await until(async () => !isAlive(pid) && (await portIsFree(headPort)), 15_000)).toBe(true);
+      expect(await until(async () => !isAlive(pid) && (await portIsFree(port)), 15_000)).toBe(true);
     } finally {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }

@@ -13,6 +13,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { ConfigError, listLaunchable, repoRoot, startHeadServer, type ConfigDict } from '@nemo-gym/core';
 import type { CommandSpec } from '../runtime.js';
+import { onStopRequest } from '../lifecycle.js';
 
 export interface LaunchedServer {
   name: string;
@@ -191,24 +192,6 @@ export class ServerFleet {
   }
 }
 
-/**
- * Package runners (pnpm, npm, npx) start a command through a shell and, sent SIGTERM, stop that shell
- * but not the command under it. When ng-run was started by one (npm_lifecycle_event or npm_execpath in
- * its environment) and the process that started it exits, `onGone` runs, as a signal would. A plain
- * `nohup ng-run &` is left alone: outliving the shell that started it is what it was asked to do.
- */
-export function onLauncherExit(onGone: (pid: number) => void, env: NodeJS.ProcessEnv = process.env, intervalMs = 250): () => void {
-  if (!env.npm_lifecycle_event && !env.npm_execpath) return () => undefined;
-  const launcher = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === launcher) return;
-    clearInterval(timer);
-    onGone(launcher);
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}
-
 export const runCommand: CommandSpec = {
   name: 'run',
   summary: 'Start the head server and every server instance in the merged config',
@@ -227,8 +210,7 @@ export const runCommand: CommandSpec = {
         process.exit(0);
       });
     };
-    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => onSignal(`Received ${sig}`));
-    onLauncherExit((pid) => onSignal(`The process that started ng-run (pid ${pid}) has exited`));
+    onStopRequest('ng-run', onSignal);
     try {
       await fleet.start();
       await fleet.waitReady();

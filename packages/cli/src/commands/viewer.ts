@@ -4,6 +4,7 @@
  */
 import { UsageError, type ConfigDict } from '@nemo-gym/core';
 import type { CommandSpec } from '../runtime.js';
+import { onStopRequest } from '../lifecycle.js';
 
 export interface ViewerFlags {
   jsonl_fpath: string;
@@ -24,20 +25,17 @@ export function viewerFlags(config: Record<string, unknown>): ViewerFlags {
   return { jsonl_fpath: path, host, port };
 }
 
-/** Start the viewer and keep serving until SIGINT/SIGTERM. Returns the exit code. */
+/** Start the viewer and keep serving until SIGINT/SIGTERM/SIGHUP or its launcher exits. Returns the exit code. */
 export async function viewerMain(config: Record<string, unknown>): Promise<number> {
   const flags = viewerFlags(config);
   const { startViewer } = await import('@nemo-gym/viewer');
   const viewer = await startViewer({ jsonlPath: flags.jsonl_fpath, host: flags.host, port: flags.port, log: (t: string) => console.log(t) });
   console.log(`Rollouts viewer for ${flags.jsonl_fpath}: ${viewer.url}  (Ctrl-C to stop)`);
   await new Promise<void>((done) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+    const off = onStopRequest('ng-viewer', () => {
+      off();
       done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    });
   });
   await viewer.close();
   return 0;

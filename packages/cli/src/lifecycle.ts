@@ -1,0 +1,43 @@
+/**
+ * How a long-running command (ng-run, ng-viewer) learns it must stop: SIGINT (Ctrl-C), SIGTERM or
+ * SIGHUP, whoever sends them, or the exit of the package runner that started it.
+ */
+
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Package runners (pnpm, npm, npx) start a command through a shell and, sent SIGTERM, stop that shell
+ * but not the command under it. When the command was started by one (npm_lifecycle_event or
+ * npm_execpath in its environment) and the process that started it exits, `onGone` runs, as a signal
+ * would. A plain `nohup ng-run &` is left alone: outliving the shell that started it is what it was
+ * asked to do. Returns a function that stops watching.
+ */
+export function onLauncherExit(onGone: (pid: number) => void, env: NodeJS.ProcessEnv = process.env, intervalMs = 250): () => void {
+  if (!env.npm_lifecycle_event && !env.npm_execpath) return () => undefined;
+  const launcher = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === launcher) return;
+    clearInterval(timer);
+    onGone(launcher);
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Calls `onStop` once, with the reason, on the first stop signal or the launcher's exit. Returns a function that stops listening. */
+export function onStopRequest(command: string, onStop: (why: string) => void): () => void {
+  let done = false;
+  const handlers = STOP_SIGNALS.map((sig) => [sig, () => fire(`Received ${sig}`)] as const);
+  const unwatch = onLauncherExit((pid) => fire(`The process that started ${command} (pid ${pid}) has exited`));
+  const off = () => {
+    unwatch();
+    for (const [sig, h] of handlers) process.off(sig, h);
+  };
+  function fire(why: string): void {
+    if (done) return;
+    done = true;
+    onStop(why);
+  }
+  for (const [sig, h] of handlers) process.on(sig, h);
+  return off;
+}
