@@ -5,12 +5,14 @@ const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
 export default defineConfig({
   resolve: {
-    alias: {
-      '@nemo-gym/core': src('./packages/core/src/index.ts'),
-      '@nemo-gym/math-verify': src('./packages/math-verify/src/index.ts'),
-      '@nemo-gym/viewer': src('./packages/viewer/src/index.ts'),
-      '@nemo-gym/sandbox': src('./packages/sandbox/src/index.ts'),
-    },
+    // Exact matches: a bare package name must not also catch its subpaths.
+    alias: [
+      { find: /^@nemo-gym\/core$/, replacement: src('./packages/core/src/index.ts') },
+      { find: /^@nemo-gym\/core\/testing$/, replacement: src('./packages/core/src/testing/index.ts') },
+      { find: /^@nemo-gym\/math-verify$/, replacement: src('./packages/math-verify/src/index.ts') },
+      { find: /^@nemo-gym\/viewer$/, replacement: src('./packages/viewer/src/index.ts') },
+      { find: /^@nemo-gym\/sandbox$/, replacement: src('./packages/sandbox/src/index.ts') },
+    ],
   },
   test: {
     include: [

@@ -1,18 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { sharedPath } from '@nemo-gym/core';
+import { recordedRollouts, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 
-type App = Awaited<ReturnType<typeof server.build>>;
-let app: App;
-
-beforeAll(async () => {
-  app = await server.build({ config: { name: 'mcqa', domain: 'knowledge' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+const CONFIG = { name: 'mcqa', domain: 'knowledge' };
+const mcqa = useTestServer(server, { config: CONFIG });
 
 function responseWith(text: string, extra: Record<string, unknown>[] = []) {
   return {
@@ -39,8 +32,8 @@ function responseWith(text: string, extra: Record<string, unknown>[] = []) {
 const ABCD = [{ A: 'optA' }, { B: 'optB' }, { C: 'optC' }, { D: 'optD' }];
 
 async function verify(body: Record<string, unknown>) {
-  const res = await app.inject({ method: 'POST', url: '/verify', payload: body });
-  return { status: res.statusCode, json: res.json() as Record<string, unknown> };
+  const res = await mcqa.post<Record<string, any>>('/verify', body);
+  return { status: res.status, json: res.json };
 }
 
 function row(text: string, fields: Record<string, unknown>) {
@@ -224,28 +217,22 @@ describe('bad input', () => {
   });
 
   it('malformed JSON body is a 422', async () => {
-    const res = await app.inject({ method: 'POST', url: '/verify', payload: '{"response": ', headers: { 'content-type': 'application/json' } });
+    const res = await mcqa.app.inject({ method: 'POST', url: '/verify', payload: '{"response": ', headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(422);
   });
 });
 
 describe('dataset regexes that never finish', () => {
-  let slow: App;
   // The limit also covers a replacement worker's start-up (module loading), so it is kept well
   // above that even on a loaded machine; the pattern below never finishes either way.
-  beforeAll(async () => {
-    slow = await server.build({ config: { name: 'mcqa', domain: 'knowledge', num_workers: 1, grading_timeout_ms: 2500 } });
-  });
-  afterAll(async () => {
-    await slow.close();
-  });
+  const slow = useTestServer(server, { config: { ...CONFIG, num_workers: 1, grading_timeout_ms: 2500 } });
 
   it('a catastrophically backtracking output_regex is stopped and reported as a 422', async (ctx) => {
-    if (!slow.ngContext.state.pool.threaded) {
+    if (!slow.context.state.pool.threaded) {
       console.log('skipping: mcqa is not built (run pnpm build), so grading runs inline and cannot be stopped');
       ctx.skip();
     }
-    const res = await slow.inject({
+    const res = await slow.app.inject({
       method: 'POST',
       url: '/verify',
       payload: row(`${'a'.repeat(40)}!`, { options: ABCD, expected_answer: 'A', template_metadata: { output_regex: '(a+)+$' } }),
@@ -253,7 +240,7 @@ describe('dataset regexes that never finish', () => {
     expect(res.statusCode).toBe(422);
     expect(res.body).toContain('did not finish');
     // the server keeps answering
-    const ok = await slow.inject({ method: 'POST', url: '/verify', payload: row('\\boxed{A}', { options: ABCD, expected_answer: 'A' }) });
+    const ok = await slow.app.inject({ method: 'POST', url: '/verify', payload: row('\\boxed{A}', { options: ABCD, expected_answer: 'A' }) });
     expect(ok.json().reward).toBe(1);
   });
 });
@@ -264,30 +251,15 @@ const pairs: [string, string][] = [
   ['example_with_template_metadata.jsonl', 'example_rollouts_with_template_metadata.jsonl'],
 ];
 
-function readJsonl(p: string): Record<string, unknown>[] {
-  return readFileSync(p, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** Rollouts re-serialize the input messages (adding `type`), so rows are matched on message contents. */
-function inputKey(r: Record<string, unknown>): string {
-  const input = (r.responses_create_params as { input: unknown }).input;
-  return JSON.stringify(Array.isArray(input) ? input.map((m: { content?: unknown }) => m.content) : input);
-}
-
 describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', () => {
   if (!existsSync(dataDir)) console.log(`skipping mcqa parity: ${dataDir} is absent`);
   for (const [examples, rollouts] of pairs) {
     it(`${rollouts}: every recorded reward, expected_answer and extracted_answer`, async () => {
       // Rollouts keep only the verify response; the task fields come from the matching input row.
-      const inputs = new Map(readJsonl(join(dataDir, examples)).map((r) => [inputKey(r), r]));
-      const recorded = readJsonl(join(dataDir, rollouts));
-      expect(recorded.length).toBe(5);
+      const pairs = recordedRollouts(dataDir, examples, rollouts);
+      expect(pairs.length).toBe(5);
       let reproduced = 0;
-      for (const rec of recorded) {
-        const input = inputs.get(inputKey(rec));
+      for (const { input, recorded: rec } of pairs) {
         expect(input).toBeDefined();
         // The input row's create params are what the agent sends; some recorded params predate the
         // current schema (null parallel_tool_calls/tool_choice) and verify never reads them.
@@ -299,7 +271,7 @@ describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', 
         expect(Object.keys(json).sort()).toEqual(Object.keys(rec).sort());
         reproduced++;
       }
-      console.log(`mcqa ${rollouts}: ${reproduced}/${recorded.length} recorded rollouts reproduced`);
+      console.log(`mcqa ${rollouts}: ${reproduced}/${pairs.length} recorded rollouts reproduced`);
     });
   }
 });

@@ -1,23 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { sharedPath } from '@nemo-gym/core';
+import { recordedRollouts, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 import { score, synonymValue } from '../src/score.js';
 
-type App = Awaited<ReturnType<typeof server.build>>;
-let app: App;
-
-beforeAll(async () => {
-  app = await server.build({ config: { name: 'multineedle_resources_server', domain: 'instruction_following' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+const multineedle = useTestServer(server, { config: { name: 'multineedle_resources_server', domain: 'instruction_following' } });
 
 async function post(url: string, payload: unknown) {
-  const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
-  return { status: res.statusCode, json: res.json() as Record<string, unknown> };
+  const res = await multineedle.post<Record<string, any>>(url, payload);
+  return { status: res.status, json: res.json };
 }
 
 function call(name: string, args: string, id = 'fc_1') {
@@ -140,9 +132,9 @@ describe('verify bad input', () => {
   });
 
   it('a request body that is not JSON is a 422', async () => {
-    const res = await app.inject({ method: 'POST', url: '/verify', payload: '{"id": 0, ', headers: { 'content-type': 'application/json' } });
+    const res = await multineedle.app.inject({ method: 'POST', url: '/verify', payload: '{"id": 0, ', headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(422);
-    const tool = await app.inject({ method: 'POST', url: '/get_synonym_value', payload: 'synonym=Hot', headers: { 'content-type': 'application/json' } });
+    const tool = await multineedle.app.inject({ method: 'POST', url: '/get_synonym_value', payload: 'synonym=Hot', headers: { 'content-type': 'application/json' } });
     expect(tool.statusCode).toBe(422);
   });
 
@@ -154,26 +146,12 @@ describe('verify bad input', () => {
 
 const dataDir = sharedPath('upstream-data', 'multineedle');
 
-function readJsonl(p: string): Record<string, unknown>[] {
-  return readFileSync(p, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-function inputKey(r: Record<string, unknown>): string {
-  const input = (r.responses_create_params as { input: { content?: unknown }[] }).input;
-  return JSON.stringify(input.map((m) => m.content));
-}
-
 describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', () => {
   if (!existsSync(dataDir)) console.log(`skipping multineedle parity: ${dataDir} is absent`);
   it('example_rollouts.jsonl: reward and every extra field', async () => {
-    const inputs = new Map(readJsonl(join(dataDir, 'example.jsonl')).map((r) => [inputKey(r), r]));
-    const recorded = readJsonl(join(dataDir, 'example_rollouts.jsonl'));
+    const pairs = recordedRollouts(dataDir);
     let reproduced = 0;
-    for (const rec of recorded) {
-      const input = inputs.get(inputKey(rec));
+    for (const { input, recorded: rec } of pairs) {
       expect(input).toBeDefined();
       const { status, json } = await post('/verify', { ...input!, response: rec.response });
       expect(status, JSON.stringify(json).slice(0, 500)).toBe(200);
@@ -193,6 +171,6 @@ describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', 
       reproduced++;
     }
     expect(reproduced).toBe(5);
-    console.log(`multineedle example_rollouts.jsonl: ${reproduced}/${recorded.length} recorded rollouts reproduced`);
+    console.log(`multineedle example_rollouts.jsonl: ${reproduced}/${pairs.length} recorded rollouts reproduced`);
   });
 });

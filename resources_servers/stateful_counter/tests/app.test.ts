@@ -1,37 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { sharedPath } from '@nemo-gym/core';
+import { recordedRollouts, startTestServer, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 
-type App = Awaited<ReturnType<typeof server.build>>;
-let app: App;
-const COOKIE = 'StatefulCounterResourcesServer___stateful_counter_resources_server';
-
-beforeAll(async () => {
-  app = await server.build({ config: { name: 'stateful_counter_resources_server', domain: 'agent' } });
-});
-afterAll(async () => {
-  await app.close();
-});
-
-/** Cookie header value for the session cookie a response set. */
-function sessionCookie(setCookie: string | string[] | undefined): string {
-  const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
-  const ours = all.find((c) => c.startsWith(`${COOKIE}=`));
-  if (!ours) throw new Error(`no ${COOKIE} cookie in ${JSON.stringify(all)}`);
-  return ours.split(';')[0]!;
-}
+const CONFIG = { name: 'stateful_counter_resources_server', domain: 'agent' };
+const counter = useTestServer(server, { config: CONFIG });
 
 async function post(url: string, payload?: unknown, cookie?: string) {
-  const res = await app.inject({
-    method: 'POST',
-    url,
-    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    headers: cookie ? { cookie } : {},
-  });
-  return { status: res.statusCode, json: res.json() as Record<string, unknown>, cookie: sessionCookie(res.headers['set-cookie']) };
+  const res = await counter.post<Record<string, any>>(url, payload, { cookie });
+  expect(res.cookie, `no ${counter.cookieName} cookie`).not.toBe('');
+  return { status: res.status, json: res.json, cookie: res.cookie };
 }
 
 function verifyBody(expected: unknown) {
@@ -77,12 +56,12 @@ describe('seed and verify', () => {
     const s = await post('/seed_session', { initial_count: 4 });
     await post('/increment_counter', { count: 5 }, s.cookie);
     await post('/increment_counter', { count: 6 }, s.cookie);
-    const before = app.ngContext.state.store.size;
+    const before = counter.context.state.store.size;
     const v = await post('/verify', verifyBody(15), s.cookie);
     expect(v.status).toBe(200);
     expect(v.json.reward).toBe(1);
     expect(Object.keys(v.json).sort()).toEqual(['response', 'responses_create_params', 'reward']);
-    expect(app.ngContext.state.store.size).toBe(before - 1);
+    expect(counter.context.state.store.size).toBe(before - 1);
     // the counter is gone: verifying again finds no session
     expect((await post('/verify', verifyBody(15), s.cookie)).json.reward).toBe(0);
   });
@@ -115,20 +94,17 @@ describe('seed and verify', () => {
 
 describe('sessions dropped before their verify', () => {
   it('tool calls and verify for a session dropped at the cap answer 410, not a wrong score', async () => {
-    const small = await server.build({ config: { name: 'stateful_counter_resources_server', domain: 'agent', max_sessions: 1 } });
+    const small = await startTestServer(server, { config: { ...CONFIG, max_sessions: 1 } });
     try {
-      const seedOf = async () => {
-        const r = await small.inject({ method: 'POST', url: '/seed_session', payload: { initial_count: 1 } });
-        return sessionCookie(r.headers['set-cookie']);
-      };
+      const seedOf = async () => (await small.post('/seed_session', { initial_count: 1 })).cookie;
       const first = await seedOf();
       await seedOf(); // the second live session pushes the first one out
-      const inc = await small.inject({ method: 'POST', url: '/increment_counter', payload: { count: 1 }, headers: { cookie: first } });
-      expect(inc.statusCode).toBe(410);
-      expect(inc.body).toContain('max_sessions');
-      const v = await small.inject({ method: 'POST', url: '/verify', payload: verifyBody(2), headers: { cookie: first } });
-      expect(v.statusCode).toBe(410);
-      expect(v.body).toContain('max_sessions = 1');
+      const inc = await small.post('/increment_counter', { count: 1 }, { cookie: first });
+      expect(inc.status).toBe(410);
+      expect(inc.text).toContain('max_sessions');
+      const v = await small.post('/verify', verifyBody(2), { cookie: first });
+      expect(v.status).toBe(410);
+      expect(v.text).toContain('max_sessions = 1');
     } finally {
       await small.close();
     }
@@ -137,14 +113,14 @@ describe('sessions dropped before their verify', () => {
 
 describe('bad input', () => {
   it('seed without initial_count is a 422', async () => {
-    const r = await app.inject({ method: 'POST', url: '/seed_session', payload: { expected_count: 3 } });
+    const r = await counter.app.inject({ method: 'POST', url: '/seed_session', payload: { expected_count: 3 } });
     expect(r.statusCode).toBe(422);
     expect(r.body).toContain('initial_count');
   });
 
   it('non-integer counts are a 422; numeric strings are accepted like pydantic', async () => {
-    expect((await app.inject({ method: 'POST', url: '/increment_counter', payload: { count: 'two' } })).statusCode).toBe(422);
-    expect((await app.inject({ method: 'POST', url: '/increment_counter', payload: { count: 1.5 } })).statusCode).toBe(422);
+    expect((await counter.app.inject({ method: 'POST', url: '/increment_counter', payload: { count: 'two' } })).statusCode).toBe(422);
+    expect((await counter.app.inject({ method: 'POST', url: '/increment_counter', payload: { count: 1.5 } })).statusCode).toBe(422);
     const s = await post('/increment_counter', { count: '2' });
     expect((await post('/get_counter_value', {}, s.cookie)).json).toEqual({ count: 2 });
   });
@@ -152,37 +128,25 @@ describe('bad input', () => {
   it('verify without expected_count or response is a 422', async () => {
     const body = verifyBody(1) as Record<string, unknown>;
     delete body.expected_count;
-    expect((await app.inject({ method: 'POST', url: '/verify', payload: body })).statusCode).toBe(422);
+    expect((await counter.app.inject({ method: 'POST', url: '/verify', payload: body })).statusCode).toBe(422);
     const noResp = verifyBody(1) as Record<string, unknown>;
     delete noResp.response;
-    expect((await app.inject({ method: 'POST', url: '/verify', payload: noResp })).statusCode).toBe(422);
+    expect((await counter.app.inject({ method: 'POST', url: '/verify', payload: noResp })).statusCode).toBe(422);
   });
 
   it('malformed JSON is a 422', async () => {
-    const r = await app.inject({ method: 'POST', url: '/increment_counter', payload: '{"count": ', headers: { 'content-type': 'application/json' } });
+    const r = await counter.app.inject({ method: 'POST', url: '/increment_counter', payload: '{"count": ', headers: { 'content-type': 'application/json' } });
     expect(r.statusCode).toBe(422);
   });
 });
 
 describe('over real HTTP with the Set-Cookie the server returns', () => {
-  let live: App;
-  let base: string;
-  beforeAll(async () => {
-    live = await server.build({ config: { name: 'stateful_counter_resources_server', domain: 'agent' } });
-    await live.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(live.server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await live.close();
-  });
+  const live = useTestServer(server, { config: CONFIG, listen: true });
 
   async function httpPost(path: string, body: unknown, cookie?: string) {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
-      body: JSON.stringify(body),
-    });
-    return { json: (await res.json()) as Record<string, unknown>, cookie: sessionCookie(res.headers.getSetCookie()) };
+    const res = await live.post<Record<string, any>>(path, body, { cookie });
+    expect(res.cookie, `no ${live.cookieName} cookie`).not.toBe('');
+    return { json: res.json, cookie: res.cookie };
   }
 
   it('seed_session -> increment -> get -> verify keeps one session', async () => {
@@ -193,23 +157,11 @@ describe('over real HTTP with the Set-Cookie the server returns', () => {
     expect(got.json).toEqual({ count: 6 });
     const verified = await httpPost('/verify', verifyBody(6), got.cookie);
     expect(verified.json.reward).toBe(1);
-    expect(live.ngContext.state.store.has(cookie.split('=')[1]!.split('.')[0]!)).toBe(false);
+    expect(live.context.state.store.has(cookie.split('=')[1]!.split('.')[0]!)).toBe(false);
   });
 });
 
 const dataDir = sharedPath('upstream-data', 'stateful_counter');
-
-function readJsonl(p: string): Record<string, unknown>[] {
-  return readFileSync(p, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-function inputKey(r: Record<string, unknown>): string {
-  const input = (r.responses_create_params as { input: { content?: unknown }[] }).input;
-  return JSON.stringify(input.map((m) => m.content));
-}
 
 interface Item {
   type: string;
@@ -222,11 +174,9 @@ interface Item {
 describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', () => {
   if (!existsSync(dataDir)) console.log(`skipping stateful_counter parity: ${dataDir} is absent`);
   it('example_rollouts.jsonl: replaying the recorded tool calls reproduces tool outputs and reward', async () => {
-    const inputs = new Map(readJsonl(join(dataDir, 'example.jsonl')).map((r) => [inputKey(r), r]));
-    const recorded = readJsonl(join(dataDir, 'example_rollouts.jsonl'));
+    const pairs = recordedRollouts(dataDir);
     let reproduced = 0;
-    for (const rec of recorded) {
-      const input = inputs.get(inputKey(rec))!;
+    for (const { input, recorded: rec } of pairs) {
       expect(input).toBeDefined();
       let { cookie } = await post('/seed_session', input);
       const output = (rec.response as { output: Item[] }).output;
@@ -243,6 +193,6 @@ describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', 
       reproduced++;
     }
     expect(reproduced).toBe(5);
-    console.log(`stateful_counter example_rollouts.jsonl: ${reproduced}/${recorded.length} recorded rollouts reproduced`);
+    console.log(`stateful_counter example_rollouts.jsonl: ${reproduced}/${pairs.length} recorded rollouts reproduced`);
   });
 });

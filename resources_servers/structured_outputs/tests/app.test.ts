@@ -1,18 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { sharedPath } from '@nemo-gym/core';
+import { recordedRollouts, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 
-type App = Awaited<ReturnType<typeof server.build>>;
-let app: App;
-
-beforeAll(async () => {
-  app = await server.build({ config: { name: 'structured_outputs', domain: 'instruction_following', num_workers: 1 } });
-});
-afterAll(async () => {
-  await app.close();
-});
+const CONFIG = { name: 'structured_outputs', domain: 'instruction_following', num_workers: 1 };
+const structured = useTestServer(server, { config: CONFIG });
 
 function message(text: string) {
   return { id: `ID for ${text.slice(0, 10)}`, content: [{ annotations: [], text, type: 'output_text' }], role: 'assistant', status: 'in_progress', type: 'message' };
@@ -29,8 +22,8 @@ function body(schema: unknown, output: unknown[], extra: Record<string, unknown>
 }
 
 async function verify(payload: unknown) {
-  const res = await app.inject({ method: 'POST', url: '/verify', payload: payload as Record<string, unknown> });
-  return { status: res.statusCode, json: res.json() as Record<string, unknown> };
+  const res = await structured.post<Record<string, any>>('/verify', payload);
+  return { status: res.status, json: res.json };
 }
 
 async function rewardFor(schema: unknown, text: string): Promise<number> {
@@ -220,7 +213,7 @@ describe('bad input', () => {
     expect((await verify(body({}, [message('{}')], { schema_str: { type: 'object' } }))).status).toBe(422);
   });
   it('a request body that is not JSON is a 422', async () => {
-    const res = await app.inject({ method: 'POST', url: '/verify', payload: '{"schema_str": ', headers: { 'content-type': 'application/json' } });
+    const res = await structured.app.inject({ method: 'POST', url: '/verify', payload: '{"schema_str": ', headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(422);
   });
   it('an empty response scores 0', async () => {
@@ -235,52 +228,32 @@ describe('bad input', () => {
 });
 
 describe('schemas whose pattern never finishes', () => {
-  let slow: App;
   // The limit also covers a replacement worker's start-up (module loading), so it is kept well
   // above that even on a loaded machine; the pattern below never finishes either way.
-  beforeAll(async () => {
-    slow = await server.build({ config: { name: 'structured_outputs', domain: 'instruction_following', num_workers: 1, validation_timeout_ms: 4000 } });
-  });
-  afterAll(async () => {
-    await slow.close();
-  });
+  const slow = useTestServer(server, { config: { ...CONFIG, validation_timeout_ms: 4000 } });
 
   it('validation is stopped and reported as a 422; the server keeps answering', async (ctx) => {
-    if (!slow.ngContext.state.pool.threaded) {
+    if (!slow.context.state.pool.threaded) {
       console.log('skipping: structured_outputs is not built (run pnpm build), so validation runs inline and cannot be stopped');
       ctx.skip();
     }
     const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
-    const res = await slow.inject({ method: 'POST', url: '/verify', payload: body(schema, [message(JSON.stringify({ s: `${'a'.repeat(40)}!` }))]) });
+    const res = await slow.app.inject({ method: 'POST', url: '/verify', payload: body(schema, [message(JSON.stringify({ s: `${'a'.repeat(40)}!` }))]) });
     expect(res.statusCode).toBe(422);
     expect(res.body).toContain('did not finish');
-    const ok = await slow.inject({ method: 'POST', url: '/verify', payload: body(schema, [message('{"s": "aaa"}')]) });
+    const ok = await slow.app.inject({ method: 'POST', url: '/verify', payload: body(schema, [message('{"s": "aaa"}')]) });
     expect(ok.json().reward, ok.body).toBe(1);
   });
 });
 
 const dataDir = sharedPath('upstream-data', 'structured_outputs');
 
-function readJsonl(p: string): Record<string, unknown>[] {
-  return readFileSync(p, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-function inputKey(r: Record<string, unknown>): string {
-  const input = (r.responses_create_params as { input: { content?: unknown }[] }).input;
-  return JSON.stringify(input.map((m) => m.content));
-}
-
 describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', () => {
   if (!existsSync(dataDir)) console.log(`skipping structured_outputs parity: ${dataDir} is absent`);
   it('example_rollouts.jsonl: every recorded reward', async () => {
-    const inputs = new Map(readJsonl(join(dataDir, 'example.jsonl')).map((r) => [inputKey(r), r]));
-    const recorded = readJsonl(join(dataDir, 'example_rollouts.jsonl'));
+    const pairs = recordedRollouts(dataDir);
     let reproduced = 0;
-    for (const rec of recorded) {
-      const input = inputs.get(inputKey(rec));
+    for (const { input, recorded: rec } of pairs) {
       expect(input).toBeDefined();
       const { status, json } = await verify({ ...input!, response: rec.response });
       expect(status, JSON.stringify(json).slice(0, 400)).toBe(200);
@@ -289,6 +262,6 @@ describe.skipIf(!existsSync(dataDir))('parity with upstream recorded rollouts', 
       reproduced++;
     }
     expect(reproduced).toBe(5);
-    console.log(`structured_outputs example_rollouts.jsonl: ${reproduced}/${recorded.length} recorded rollouts reproduced`);
+    console.log(`structured_outputs example_rollouts.jsonl: ${reproduced}/${pairs.length} recorded rollouts reproduced`);
   });
 });

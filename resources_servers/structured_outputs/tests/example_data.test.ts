@@ -1,20 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { checkExampleData, exampleRows, textResponse, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 
-type App = Awaited<ReturnType<typeof server.build>>;
-let app: App;
-beforeAll(async () => {
-  app = await server.build({ config: { name: 'structured_outputs', domain: 'instruction_following', num_workers: 1 } });
-});
-afterAll(async () => {
-  await app.close();
-});
-
-const rows = readFileSync(new URL('../data/example.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim())
-  .map((l) => JSON.parse(l) as Record<string, any>);
+const structured = useTestServer(server, { config: { name: 'structured_outputs', domain: 'instruction_following', num_workers: 1 } });
+const here = new URL('..', import.meta.url);
+const rows = exampleRows(here);
 
 // A correct answer for each example document, in file order.
 const ANSWERS = [
@@ -70,17 +60,16 @@ const ANSWERS = [
 ];
 
 async function reward(row: Record<string, any>, text: string): Promise<number> {
-  const output = [{ id: 'm', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }];
-  const res = await app.inject({
-    method: 'POST',
-    url: '/verify',
-    payload: { ...row, response: { id: 'r', created_at: 0, model: 'm', object: 'response', output, parallel_tool_calls: true, tool_choice: 'auto', tools: [] } },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().reward;
+  const res = await structured.post('/verify', { ...row, response: textResponse(text) });
+  expect(res.status, res.text).toBe(200);
+  return res.json.reward;
 }
 
 describe('our example rows', () => {
+  it('pass the example-data checks (config, 5 rows, sendable create params)', () => {
+    checkExampleData(here);
+  });
+
   it('5 rows; a correct answer scores 1, the same answer with one field dropped scores 0', async () => {
     expect(rows).toHaveLength(5);
     for (const [i, row] of rows.entries()) {
