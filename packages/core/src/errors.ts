@@ -48,6 +48,7 @@ export const ERRORS = {
   NG_ERR_PREPARE_MISSING_DATASETS: { message: '%s' },
   NG_ERR_PREPARE_COLLATE: { message: '%s' },
   NG_ERR_DATA_VALIDATION: { message: '%s' },
+  NG_ERR_DATA_DOWNLOAD: { message: '%s' },
   // Python semantics
   NG_ERR_PY_REGEX: { message: '%s at position %s' },
   NG_ERR_PY_REGEX_UNSUPPORTED: { message: '%s at position %s has no JavaScript equivalent' },
@@ -194,6 +195,8 @@ export const PoolClosedError = createError('NG_ERR_POOL_CLOSED', 'PoolClosedErro
 export const PoolTaskError = createError('NG_ERR_POOL_TASK', 'PoolTaskError');
 /** A worker that died or could not start. */
 export const PoolWorkerError = createError('NG_ERR_POOL_WORKER', 'PoolWorkerError');
+/** A data file a server needs could not be downloaded or did not match its checksum. */
+export const DataDownloadError = createError('NG_ERR_DATA_DOWNLOAD', 'DataDownloadError');
 /** A command that runs a server's tests could not run them. */
 export const TestRunError = createError('NG_ERR_TEST', 'TestRunError');
 /** The resources-server templates that ng-init-resources-server copies are missing. */

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '@nemo-gym/core';
+import { ConfigError, DataDownloadError } from '@nemo-gym/core';
 import { Table } from './table.js';
 import type { Value } from './py.js';
 
@@ -238,12 +238,12 @@ async function download(base: string, target: string, options: LoadOptions): Pro
       res = await fetch(url, { signal: AbortSignal.timeout(options.downloadTimeoutMs ?? 60_000) });
     } catch (e) {
       const cause = (e as { cause?: { message?: string } }).cause?.message;
-      throw new Error(`${url}: ${(e as Error).message}${cause ? ` (${cause})` : ''}`);
+      throw new DataDownloadError(`${url}: ${(e as Error).message}${cause ? ` (${cause})` : ''}`);
     }
-    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+    if (!res.ok) throw new DataDownloadError(`${url}: HTTP ${res.status}`);
     const buf = Buffer.from(await res.arrayBuffer());
     const got = sha256(buf);
-    if (got !== f.sha256) throw new Error(`${url}: SHA-256 ${got} does not match the expected ${f.sha256}`);
+    if (got !== f.sha256) throw new DataDownloadError(`${url}: SHA-256 ${got} does not match the expected ${f.sha256}`);
     fetched.push([f.path, buf]);
   }
   // write only once every file arrived intact

@@ -10,17 +10,17 @@
  * "missing" to pandas); a JS number is a Python int when integral and a float otherwise, unless it
  * is wrapped in `PyFloat` (a value Python holds as a float, e.g. `4.0`).
  */
-import { PyFloat, pyFloatRepr } from '@nemo-gym/core';
+import { NgError, PyFloat, pyFloatRepr } from '@nemo-gym/core';
 
 export { PyFloat };
 
 /** A Python exception: `type` is the class name, `message` is `str(e)`. */
-export class PyException extends Error {
+export class PyException extends NgError {
   constructor(
     readonly type: 'TypeError' | 'ValueError' | 'KeyError' | 'AttributeError' | 'OverflowError' | 'ZeroDivisionError' | 're.error',
     message: string,
   ) {
-    super(message);
+    super('NG_ERR_PY_EXCEPTION', message);
     this.name = type;
   }
 }
