@@ -189,7 +189,9 @@ export function contains(container: Value, item: Value): boolean {
   if (Array.isArray(container)) return container.some((x) => eq(x, item));
   if (container !== null && typeof container === 'object' && !(container instanceof PyFloat)) {
     if (typeof item === 'string') return Object.hasOwn(container, item);
-    if (Array.isArray(item) || (item !== null && typeof item === 'object')) throw new PyException('TypeError', `unhashable type: '${typeName(item)}'`);
+    if (Array.isArray(item) || (item !== null && typeof item === 'object' && !(item instanceof PyFloat))) {
+      throw new PyException('TypeError', `unhashable type: '${typeName(item)}'`);
+    }
     return false;
   }
   throw new PyException('TypeError', `argument of type '${typeName(container)}' is not iterable`);

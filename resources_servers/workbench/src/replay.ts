@@ -2,19 +2,23 @@
  * The reward: replay the model's function calls and the ground truth's in two fresh environments
  * and compare the five tables the tools can change (upstream's `is_correct`).
  */
+import { PyJsonDecodeError, pyJsonLoads, type PyValue } from '@nemo-gym/core';
 import type { WorkbenchData } from './data.js';
-import { PyException, type Value } from './py.js';
+import { PyException, PyFloat, type Value } from './py.js';
 import { tablesEqualForReward } from './table.js';
 import { callTool, Environment } from './tools.js';
 
-/** Python `json.loads` for the call arguments (NaN / Infinity literals included). */
-function jsonLoads(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    if (!/\b(NaN|Infinity)\b/.test(text)) throw e;
-    return JSON.parse(text.replace(/("(?:[^"\\]|\\.)*")|-?\bInfinity\b|\bNaN\b/g, (m, s: string | undefined) => (s ? s : 'null')));
+/** A value of Python's `json.loads` in this port's representation (a float stays a float: `60.0`). */
+function fromPy(v: PyValue): Value {
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number') return Number.isInteger(v) ? new PyFloat(v) : v;
+  if (Array.isArray(v)) return v.map(fromPy);
+  if (v instanceof Map) {
+    const out: Record<string, Value> = {};
+    for (const [k, x] of v) Object.defineProperty(out, k, { value: fromPy(x), enumerable: true, writable: true, configurable: true });
+    return out;
   }
+  return v;
 }
 
 /**
@@ -32,14 +36,18 @@ function runAction(env: Environment, action: unknown): void {
   const name = a.name;
   const raw = a.arguments;
   if (typeof raw !== 'string') throw new PyException('TypeError', 'the JSON object must be str, bytes or bytearray');
-  const args = jsonLoads(raw);
+  const args = pyJsonLoads(raw);
   if (typeof name !== 'string') throw new PyException('KeyError', String(name));
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+  if (!(args instanceof Map)) {
     // the lookup happens first in Python, so an unknown name is the error either way
     throw new PyException('TypeError', 'argument after ** must be a mapping');
   }
   // json.loads keeps None values: they are passed on (unlike the tool route, which drops them)
-  callTool(env, name, Object.entries(args as Record<string, Value>));
+  callTool(
+    env,
+    name,
+    [...args].map(([k, v]) => [k, fromPy(v)]),
+  );
 }
 
 /** A fresh environment with `actions` applied in order; an action that raises is skipped. */
@@ -51,7 +59,7 @@ export function replay(data: WorkbenchData, actions: unknown): Environment {
     try {
       runAction(env, action);
     } catch (e) {
-      if (!(e instanceof PyException) && !(e instanceof SyntaxError)) throw e;
+      if (!(e instanceof PyException) && !(e instanceof PyJsonDecodeError)) throw e;
     }
   }
   return env;

@@ -8,7 +8,7 @@
  * names, `10am`, `3:30 PM`, `Dec 1, 2023`, `1st of December 2023 at 10:00`, `UTC`/`Z`/offsets); a
  * string only dateutil's rarer rules accept is reported as not a date (see README).
  */
-import { PyException, typeName, type Value } from './py.js';
+import { PyException, PyFloat, typeName, type Value } from './py.js';
 
 export interface Timestamp {
   /** Microseconds since 1970-01-01 of the wall time (naive) or of the UTC instant (aware). */
@@ -345,7 +345,8 @@ function twoDigitYear(y: number): number {
 const cache = new Map<string, Timestamp | PyException>();
 
 /** `pd.Timestamp(value)`; throws ValueError / TypeError with pandas' texts. */
-export function toTimestamp(v: Value): Timestamp {
+export function toTimestamp(value: Value): Timestamp {
+  let v = value;
   if (typeof v === 'string') {
     let hit = cache.get(v);
     if (hit === undefined) {
@@ -361,6 +362,7 @@ export function toTimestamp(v: Value): Timestamp {
     if (hit instanceof PyException) throw hit;
     return hit;
   }
+  if (v instanceof PyFloat) v = v.value;
   if (typeof v === 'number' && Number.isFinite(v)) {
     // a number is nanoseconds since the epoch
     const us = Math.trunc(v / 1000);

@@ -34,6 +34,15 @@ describe.skipIf(!HAVE_DATA)('reward', () => {
     expect(score([event('60')], [event('90')])).toBe(0);
   });
 
+  it('arguments are read as Python reads them: 2023.0 is a float and prints as one', () => {
+    const plot = (t: string) => ({ name: 'analytics_create_plot', arguments: `{"time_min": ${t}, "time_max": "2023-11-15", "value_to_plot": "total_visits", "plot_type": "bar"}` });
+    expect(score([plot('2023.0')], [plot('2023.0')])).toBe(1);
+    expect(score([plot('2023')], [plot('2023.0')])).toBe(0);
+    expect(replay(realData(), [plot('2023.0')]).plots.records()).toEqual([{ file_path: 'plots/2023.0_2023-11-15_total_visits_bar.png' }]);
+    // a float page size cannot slice a list in Python: the search fails, nothing else happens
+    expect(score([{ name: 'email_search_emails', arguments: '{"query": "kofi", "page_size": 2.0}' }], [])).toBe(1);
+  });
+
   it('calendar appends carry label 0; other appends renumber', () => {
     const env = replay(realData(), [event('30', 'A'), event('30', 'B')]);
     expect(env.calendar.index.slice(-3)).toEqual([299, 0, 0]);
