@@ -6,7 +6,6 @@ import {
   fullResponseDump,
   HttpError,
   pyJsonDumps,
-  ResponseSchema,
   type ResponseCreateParams,
   type ServerClient,
   type ServerResponse,
@@ -51,6 +50,21 @@ function addUsage(total: Json | null, usage: unknown): Json | null {
   };
 }
 
+/** What makes a model answer unusable for the loop (null when it is usable). */
+function loopProblem(response: unknown): string | null {
+  if (response === null || typeof response !== 'object' || Array.isArray(response)) return '(root): expected a Response object';
+  const output = (response as Json).output;
+  if (!Array.isArray(output)) return 'output: expected an array of output items';
+  for (let i = 0; i < output.length; i++) {
+    const item = output[i] as Json | null;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return `output.${i}: expected an output item object`;
+    if (itemType(item) === 'function_call') {
+      for (const k of ['name', 'arguments', 'call_id']) if (typeof item[k] !== 'string') return `output.${i}.${k}: expected a string`;
+    }
+  }
+  return null;
+}
+
 function itemType(item: Json): unknown {
   return item.type ?? (item.role !== undefined ? 'message' : undefined);
 }
@@ -75,11 +89,11 @@ export async function runAgentLoop(
     const res = await client.post(config.model_server.name, '/v1/responses', { ...body, input: [...input, ...newOutputs] }, { cookies: modelCookies });
     if (!res.ok) throw upstreamFailure(`model server \`${config.model_server.name}\``, res);
     modelCookies = { ...modelCookies, ...res.cookies };
-    const parsed = ResponseSchema.safeParse(res.json());
-    if (!parsed.success) {
-      throw new HttpError(502, `Received an invalid response from model server \`${config.model_server.name}\`: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    }
-    const response = parsed.data as Json;
+    // The model server validated this Response against its schema before answering; here only
+    // the parts the loop reads are checked (a second full validation per step would add nothing).
+    const response = res.json<Json>();
+    const problem = loopProblem(response);
+    if (problem) throw new HttpError(502, `Received an invalid response from model server \`${config.model_server.name}\`: ${problem}`);
     last = response;
     usage = addUsage(usage, response.usage);
     const output = response.output as Json[];

@@ -155,21 +155,20 @@ export class ServerClient {
   }
 
   async request(serverName: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.send(this.baseUrl(serverName), path.startsWith('/') ? path : `/${path}`, body, options);
+    return this.send(this.baseUrl(serverName), path.charCodeAt(0) === 47 /* / */ ? path : `/${path}`, body, options, options.method);
   }
 
   async requestUrl(url: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
     const [origin, path] = splitUrl(url);
-    return this.send(origin, path, body, options);
+    return this.send(origin, path, body, options, options.method);
   }
 
-  private async send(origin: string, path: string, body: unknown, options: RequestOptions): Promise<ServerResponse> {
-    const url = `${origin}${path}`;
-    const method = options.method ?? (body === undefined ? 'GET' : 'POST');
-    const requestClass = options.requestClass ?? classifyRequest(method);
+  private async send(origin: string, path: string, body: unknown, options: RequestOptions, givenMethod: string | undefined): Promise<ServerResponse> {
+    const method = givenMethod ?? (body === undefined ? 'GET' : 'POST');
+    const requestClass = options.requestClass ?? (method === 'POST' ? 'once' : classifyRequest(method));
     const policy: RetryPolicy = options.retry === false ? { ...this.retry, maxAttempts: 1 } : options.retry ? { ...this.retry, ...options.retry } : this.retry;
-    const headers: Record<string, string> = { ...options.headers };
-    const cookie = formatCookieHeader(options.cookies);
+    const headers: Record<string, string> = options.headers ? { ...options.headers } : {};
+    const cookie = options.cookies ? formatCookieHeader(options.cookies) : '';
     if (cookie) headers.cookie = cookie;
     let payload: string | undefined;
     if (body !== undefined) {
@@ -193,6 +192,7 @@ export class ServerClient {
         }),
       { signal: options.signal },
     );
+    const url = `${origin}${path}`;
     if (result.ok) {
       const res = result.response;
       return new ServerResponse(url, res.status, res.headers, res.body.toString('utf8'), result.attempts);
@@ -212,12 +212,12 @@ export class ServerClient {
     throw failure;
   }
 
-  post(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.request(serverName, path, body ?? {}, { ...options, method: 'POST' });
+  async post(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.send(this.baseUrl(serverName), path.charCodeAt(0) === 47 ? path : `/${path}`, body ?? {}, options, 'POST');
   }
 
-  get(serverName: string, path: string, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.request(serverName, path, undefined, { ...options, method: 'GET' });
+  async get(serverName: string, path: string, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.send(this.baseUrl(serverName), path.charCodeAt(0) === 47 ? path : `/${path}`, undefined, options, 'GET');
   }
 
   /** POST and return the parsed JSON body; throws ServerResponseError on a non-2xx status. */

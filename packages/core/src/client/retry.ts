@@ -213,6 +213,8 @@ export async function withRetries<R extends { status: number; headers?: Response
     let response: R | undefined;
     try {
       response = await send(state);
+      // The common case: an answer whose status is never retried.
+      if (!policy.retryStatuses.includes(response.status)) return { ok: true, response, attempts: n };
       outcome = { status: response.status, headers: response.headers };
     } catch (error) {
       outcome = { error, sent: state.sent };
