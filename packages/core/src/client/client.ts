@@ -3,7 +3,7 @@
  * pool per target, explicit timeouts, bounded retries. Cookies travel only when passed
  * explicitly, as upstream does (each server's session cookie is forwarded by the caller).
  */
-import { request as undiciRequest, type Agent } from 'undici';
+import type { Agent } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
@@ -234,13 +234,17 @@ export class ServerClient {
 export async function fetchGlobalConfig(head: { host: string; port: number }): Promise<ConfigDict> {
   const url = `http://${head.host}:${head.port}/global_config_dict_yaml`;
   let text: string;
+  // One attempt: a head server that is not up is a usage error to report at once, not to wait out.
+  const pool = createPool({ connections: 1, connectTimeoutMs: 10_000, headersTimeoutMs: 60_000, bodyTimeoutMs: 60_000 });
   try {
-    const res = await undiciRequest(url, { method: 'GET' });
-    text = await res.body.text();
-    if (res.statusCode !== 200) throw new HeadServerError(url, `HTTP ${res.statusCode}`);
+    const res = await dispatchRequest(pool, `http://${head.host}:${head.port}`, '/global_config_dict_yaml', { method: 'GET' });
+    text = res.body.toString('utf8');
+    if (res.status !== 200) throw new HeadServerError(url, `HTTP ${res.status}`);
   } catch (err) {
     if (err instanceof HeadServerError) throw err;
     throw new HeadServerError(url, (err as Error).message);
+  } finally {
+    await pool.close().catch(() => undefined);
   }
   const yamlText = JSON.parse(text) as unknown;
   const parsed: unknown = parseYaml(typeof yamlText === 'string' ? yamlText : '');
