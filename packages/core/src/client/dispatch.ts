@@ -78,11 +78,16 @@ export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: st
     let headers: ResponseHeaders | null = null;
     const chunks: Buffer[] = [];
     let abort: ((err: Error) => void) | null = null;
+    /** An abort that came before undici reached the request: it is cancelled when undici does. */
+    let abortedEarly: Error | null = null;
     let settled = false;
     const onAbort = () => {
       const err = abortReason(signal!);
       if (abort) abort(err);
-      else finish(err);
+      else {
+        abortedEarly = err;
+        finish(err);
+      }
     };
     const finish = (err: Error | null) => {
       if (settled) return;
@@ -94,6 +99,11 @@ export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: st
     signal?.addEventListener('abort', onAbort, { once: true });
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abortRequest: (err?: Error) => void) {
+        if (abortedEarly) {
+          // Never written: a request whose caller gave up must not reach the server later.
+          abortRequest(abortedEarly);
+          return;
+        }
         abort = abortRequest;
         options.onSent?.();
       },

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse as NodeResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPooledFetch, requestFailure, ServerClient, ServerUnreachableError, TimeoutError, type RetryPolicy } from '@nemo-gym/core';
+import { createPool, createPooledFetch, dispatchRequest, requestFailure, ServerClient, ServerUnreachableError, TimeoutError, type RetryPolicy } from '@nemo-gym/core';
 
 type Handler = (req: IncomingMessage, res: NodeResponse, body: string) => void;
 
@@ -194,5 +194,30 @@ describe('createPooledFetch with a retry policy (the openai client with maxRetri
     const f = createPooledFetch();
     expect((await f(`http://127.0.0.1:${stub.port}/x`, { method: 'POST', body: '{}' })).status).toBe(503);
     expect(stub.hits).toHaveLength(1);
+  });
+});
+
+describe('dispatchRequest', () => {
+  it('never sends a request whose caller aborted while it waited for a socket', async () => {
+    let release: (() => void) | null = null;
+    const stub = await startStub((req, res) => {
+      if (req.url === '/hold') release = () => res.end('{}');
+      else res.end('{}');
+    });
+    const pool = createPool({ connections: 1 });
+    const origin = `http://127.0.0.1:${stub.port}`;
+    const first = dispatchRequest(pool, origin, '/hold', { method: 'POST', body: '{}' });
+    await new Promise((r) => setTimeout(r, 100));
+    const ac = new AbortController();
+    let sent = false;
+    const queued = dispatchRequest(pool, origin, '/queued', { method: 'POST', body: '{}', signal: ac.signal, onSent: () => (sent = true) });
+    ac.abort(new Error('caller gave up'));
+    await expect(queued).rejects.toThrow('caller gave up');
+    release!();
+    expect((await first).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(stub.hits.map((h) => h.url)).toEqual(['/hold']);
+    expect(sent).toBe(false);
+    await pool.close();
   });
 });
