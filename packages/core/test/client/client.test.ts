@@ -207,7 +207,8 @@ describe('dispatchRequest', () => {
     const pool = createPool({ connections: 1 });
     const origin = `http://127.0.0.1:${stub.port}`;
     const first = dispatchRequest(pool, origin, '/hold', { method: 'POST', body: '{}' });
-    await new Promise((r) => setTimeout(r, 100));
+    // The only socket is now busy with /hold, so the next request waits in the pool's queue.
+    for (let i = 0; i < 500 && release === null; i++) await new Promise((r) => setTimeout(r, 10));
     const ac = new AbortController();
     let sent = false;
     const queued = dispatchRequest(pool, origin, '/queued', { method: 'POST', body: '{}', signal: ac.signal, onSent: () => (sent = true) });
