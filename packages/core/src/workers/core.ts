@@ -79,8 +79,7 @@ export class TaskPool {
   private nextId = 1;
   private closed = false;
   private keepAlive: NodeJS.Timeout | null = null;
-  /** Workers started so far (diagnostics). */
-  started = 0;
+  private startedCount = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -96,6 +95,11 @@ export class TaskPool {
       this.queue.push({ id: this.nextId++, fn, args, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
     });
+  }
+
+  /** Workers started so far, replacements included (diagnostics). */
+  get started(): number {
+    return this.startedCount;
   }
 
   /** Thread or process ids of the running workers. */
@@ -119,13 +123,15 @@ export class TaskPool {
   }
 
   private spawn(): void {
-    const slot = { task: null, ready: false } as unknown as Slot;
-    this.slots.push(slot);
-    this.started++;
-    slot.handle = this.transport.start({
-      message: (msg) => this.onMessage(slot, msg),
-      exit: (why) => this.onExit(slot, why),
+    // The transport reports asynchronously, so `slot` is set before its first event.
+    let slot: Slot | undefined;
+    const handle = this.transport.start({
+      message: (msg) => slot && this.onMessage(slot, msg),
+      exit: (why) => slot && this.onExit(slot, why),
     });
+    slot = { handle, task: null, ready: false };
+    this.slots.push(slot);
+    this.startedCount++;
   }
 
   private onMessage(slot: Slot, msg: WorkerMessage): void {
