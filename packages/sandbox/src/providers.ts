@@ -55,7 +55,7 @@ export interface ProviderSetup {
   container?: ContainerSettings;
 }
 
-function confineSettings(spec: LaunchSpec, parentPid: number | null): string {
+function confineSettings(setup: ProviderSetup, spec: LaunchSpec, parentPid: number | null): string {
   const l = spec.limits;
   return JSON.stringify({
     workdir: spec.cwd,
@@ -65,7 +65,8 @@ function confineSettings(spec: LaunchSpec, parentPid: number | null): string {
     open_files: l.openFiles,
     processes: l.processes,
     network: l.network,
-    readable_paths: [...spec.readablePaths, spec.workdir],
+    // Landlock: the launcher's and the script's folders stay readable after the layers apply.
+    readable_paths: [...neededPaths(setup, spec), spec.workdir],
     parent_pid: parentPid,
     defer: Boolean(spec.defer),
     landlock: spec.landlock ?? true,
@@ -74,7 +75,7 @@ function confineSettings(spec: LaunchSpec, parentPid: number | null): string {
 }
 
 function innerArgv(python: string, setup: ProviderSetup, spec: LaunchSpec, parentPid: number | null): string[] {
-  return [python, '-B', setup.confineScript, confineSettings(spec, parentPid), spec.mode, spec.target, ...spec.args];
+  return [python, '-B', setup.confineScript, confineSettings(setup, spec, parentPid), spec.mode, spec.target, ...spec.args];
 }
 
 /** Folders a launch needs to read besides the system: the launcher, the script, extras. */

@@ -127,3 +127,24 @@ describe.skipIf(!hasPython)('LiveCodeBench runner semantics', () => {
     expect((await run('import sys\nprint(1)\nsys.exit(0)', t)).result).toEqual([true]);
   });
 });
+
+describe.skipIf(!hasPython)('runner_mode: per_verify (a fresh sandboxed runner process per verify)', () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await buildApp({ num_processes: 2, runner_mode: 'per_verify' });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  it('grades exactly as the warm runners do', async () => {
+    const square = { inputs: ['2\n', '5\n'], outputs: ['4', '25'] };
+    const [ok, wrong, broken] = await Promise.all([
+      verify(app, request(py('n=int(input())\nprint(n*n)'), square)),
+      verify(app, request(py('n=int(input())\nprint(n+1)'), { inputs: ['3\n'], outputs: ['9'] })),
+      verify(app, request(py("print('hello'"), square)),
+    ]);
+    expect(ok.body.result).toEqual([true, true]);
+    expect(wrong.body.metadata.error_message).toBe('Wrong answer at output_line_idx=0: 4 != 9');
+    expect(broken.body.metadata).toEqual({ error_code: -4, error_message: "Error during testing: '(' was never closed (<string>, line 1)" });
+  });
+});

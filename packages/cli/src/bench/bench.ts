@@ -16,6 +16,7 @@ import { Agent, request } from 'undici';
 import { findOpenPort, parseGlobalConfig, repoRoot, type ConfigDict } from '@nemo-gym/core';
 import type { CommandSpec } from '../runtime.js';
 import { ServerFleet } from '../commands/run.js';
+import { sectionCompCoding } from './comp-coding.js';
 
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
@@ -309,6 +310,7 @@ export const benchCommand: CommandSpec = {
     { name: 'inflight', type: 'int', description: 'rollouts held in flight in section B (default 16000; 0 skips)' },
     { name: 'inflight_delay_ms', type: 'int', description: 'stub delay in section B (default 2000)' },
     { name: 'collector_rows', type: 'int', description: 'input rows for section C (default 0 = skip; e.g. 200000)' },
+    { name: 'comp_coding_verifies', type: 'int', description: 'verifies in section G, comp_coding sandboxed vs plain python3 at concurrency 64 (default 640; 0 skips)' },
     { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F: vllm_model overhead, instruction_following verify, math-verify (default true)' },
   ],
   main: async (config) => {
@@ -321,6 +323,7 @@ export const benchCommand: CommandSpec = {
     const rows = num(config, 'collector_rows', 0);
     if (rows > 0) await sectionCollector(rows);
     if (config.extras !== false) await sectionExtras();
+    if (num(config, 'comp_coding_verifies', 640) > 0) await sectionCompCoding(num(config, 'comp_coding_verifies', 640), 64);
     return 0;
   },
 };
