@@ -9,15 +9,30 @@ import { CONTAINER, providersHere } from '../../../packages/sandbox/test/helpers
 
 const SECRET = 'sk-comp-coding-test-secret-0123456789';
 
-/** Pids of Python interpreters running the grading runner now (bubblewrap's own processes,
- * which carry the same command line, are not interpreters and are not counted). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** Whether `pid` was started (directly or not) by this test process. */
+function descendsFromUs(pid: number): boolean {
+  for (let p = pid, i = 0; p > 1 && i < 20; i++) {
+    p = parentOf(p);
+    if (p === process.pid) return true;
+  }
+  return false;
+}
+
+/** Pids of Python interpreters running the grading runner that this test process started
+ * (bubblewrap's own processes, which carry the same command line, are not interpreters; runners
+ * of tests running in parallel elsewhere are not ours). */
 function runnerPids(): number[] {
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('lcb_runner.py')) continue;
-      if (/python/.test(readlinkSync(`/proc/${name}/exe`))) pids.push(Number(name));
+      if (/python/.test(readlinkSync(`/proc/${name}/exe`)) && descendsFromUs(Number(name))) pids.push(Number(name));
     } catch {
       // gone, or not ours to look at
     }
@@ -130,9 +145,11 @@ describe.skipIf(!hasPython)('hostile programs through /verify, every provider th
       expect(env.result).toEqual([-2]);
       expect(JSON.stringify(env.metadata)).not.toContain(SECRET);
       expect(env.metadata.output).toMatch(/^None\n(PermissionError|FileNotFoundError)\n$/);
-      // 100 MB printed: compared and reported truncated (upstream: -2).
-      expect(got('100 MB of output').result).toEqual([-2]);
-      expect(got('100 MB of output').metadata.output.length).toBeLessThan(400);
+      // 100 MB printed: compared and reported truncated (upstream: -2), or -3 when printing it takes
+      // longer than the 1 s test limit on a busy machine (upstream alike).
+      const flood = got('100 MB of output');
+      expect([[-2], [-3]]).toContainEqual(flood.result);
+      if (flood.result[0] === -2) expect(flood.metadata.output.length).toBeLessThan(400);
       // os.kill is disabled (upstream: -4); the raw call is refused (EPERM) for every other process.
       expect(got('os.kill of the parent').result).toEqual([-4]);
       expect(got('posix.kill of parent, server, pid 1').result).toEqual([true]);
