@@ -148,19 +148,20 @@ export function pySliceStr(s: string, start: number, end: number): string {
   return a < b ? cps.slice(a, b).join('') : '';
 }
 
-/** Python string order (by code point; JavaScript's `<` compares UTF-16 code units). */
+/** Python string order (by code point; JavaScript's `<` compares UTF-16 code units): negative, 0 or positive. */
 export function pyStrCompare(a: string, b: string): number {
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done) return y.done ? 0 : -1;
-    if (y.done) return 1;
-    const cx = x.value.codePointAt(0)!;
-    const cy = y.value.codePointAt(0)!;
-    if (cx !== cy) return cx - cy;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // a surrogate (part of a code point above U+FFFF) sorts after every other BMP character
+    const xs = x >= 0xd800 && x < 0xe000;
+    const ys = y >= 0xd800 && y < 0xe000;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
   }
+  return a.length - b.length;
 }
 
 const DECIMAL_DIGIT = /\p{Nd}/u;
@@ -200,4 +201,12 @@ export function pyFloatFromStr(s: string): number | null {
   if (lower === '-inf' || lower === '-infinity') return -Infinity;
   if (lower === 'nan' || lower === '-nan') return NaN;
   return Number(text.replace(/_/g, ''));
+}
+
+const INT_SYNTAX = /^[+-]?[0-9](?:_?[0-9])*$/;
+
+/** Python `int(s)` (base 10) for a str; `null` where Python raises ValueError. */
+export function pyIntFromStr(s: string): number | null {
+  const text = asciiDigits(pyStrip(s));
+  return INT_SYNTAX.test(text) ? Number(text.replace(/_/g, '')) : null;
 }
