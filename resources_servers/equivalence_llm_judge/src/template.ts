@@ -3,7 +3,7 @@
  * `{name!r}`), `{{` and `}}` escapes. The template is parsed once at startup, so a template that
  * Python would reject on every request (unknown field, lone brace, format spec) is a config error.
  */
-import { NgError } from '@nemo-gym/core';
+import { NgError, pyStrRepr } from '@nemo-gym/core';
 
 export type TemplatePart = { literal: string } | { field: string; conversion: 's' | 'r' | null };
 
@@ -12,22 +12,6 @@ export class TemplateError extends NgError {
   constructor(message: string) {
     super('NG_ERR_TEMPLATE', message);
   }
-}
-
-/** Python `repr(str)`. */
-export function pyStrRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === quote || ch === '\\') out += `\\${ch}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + quote;
 }
 
 export function parseTemplate(template: string, allowed: readonly string[]): TemplatePart[] {

@@ -4,35 +4,7 @@
  * `\boxed{...}` match starts and ends depends on these exact bytes (backslashes doubled, newlines
  * as `\n`, the quote Python picks, the field order of each class).
  */
-import { pyFloatRepr } from '@nemo-gym/core';
-
-/** Characters `str.isprintable()` rejects: controls, format, surrogates, private use, unassigned, separators other than ' '. */
-const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-function hex(cp: number, width: number): string {
-  return cp.toString(16).padStart(width, '0');
-}
-
-/** Python `repr(str)`: quote choice, backslash escapes, `\xNN`/`\uNNNN`/`\UNNNNNNNN` for non-printables. */
-export function pyStrRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    if (ch === quote || ch === '\\') {
-      out += `\\${ch}`;
-      continue;
-    }
-    if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === ' ') out += ' ';
-    else if (NON_PRINTABLE.test(ch)) {
-      const cp = ch.codePointAt(0)!;
-      out += cp <= 0xff ? `\\x${hex(cp, 2)}` : cp <= 0xffff ? `\\u${hex(cp, 4)}` : `\\U${hex(cp, 8)}`;
-    } else out += ch;
-  }
-  return out + quote;
-}
+import { pyRepr } from '@nemo-gym/core';
 
 /** Marks a number that Python holds as a float. */
 interface FloatField {
@@ -61,21 +33,6 @@ const CLASSES: Record<string, PyClass> = {
 };
 const LOGPROB: PyClass = { name: 'Logprob', fields: ['token', 'bytes', ['logprob', F], 'top_logprobs'] };
 const TOP_LOGPROB: PyClass = { name: 'LogprobTopLogprob', fields: ['token', 'bytes', ['logprob', F]] };
-
-/** Python repr of a plain JSON value (dicts as `{'k': v}`, integral numbers as ints). */
-export function pyRepr(v: unknown, asFloat = false): string {
-  if (v === null || v === undefined) return 'None';
-  if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (typeof v === 'number') return asFloat || !Number.isInteger(v) ? pyFloatRepr(v) : String(v);
-  if (typeof v === 'string') return pyStrRepr(v);
-  if (Array.isArray(v)) return `[${v.map((x) => pyRepr(x)).join(', ')}]`;
-  if (typeof v === 'object') {
-    return `{${Object.entries(v as Record<string, unknown>)
-      .map(([k, x]) => `${pyStrRepr(k)}: ${pyRepr(x)}`)
-      .join(', ')}}`;
-  }
-  return String(v);
-}
 
 function objectRepr(cls: PyClass, obj: Record<string, unknown>, nested: (field: string, value: unknown) => string | null): string {
   const parts: string[] = [];

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedPath } from '@nemo-gym/core';
 import { server } from '../app.js';
 import { boxParser, lastAssistantRepr } from '../src/verify.js';
-import { contentListRepr, pyStrRepr } from '../src/pyrepr.js';
+import { pyStrRepr } from '@nemo-gym/core';
+import { contentListRepr } from '../src/pyrepr.js';
 
 type App = Awaited<ReturnType<typeof server.build>>;
 let app: App;

@@ -23,7 +23,7 @@
  * `toString` are ordinary names in schemas and instances.
  */
 import { createRequire } from 'node:module';
-import { PyRegex, PyRegexError } from '@nemo-gym/core';
+import { pyCompile, pyIntFromStr, pyLen, type PyRegex, PyRegexError } from '@nemo-gym/core';
 import { unquote, urldefrag, urljoin } from './pyurl.js';
 import { SchemaEvalError } from './schema-error.js';
 
@@ -48,26 +48,12 @@ function typeName(v: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Python regexes
 
-const REGEX_CACHE_LIMIT = 1024;
-const regexCache = new Map<string, RegExp>();
-
-/** Python `re.compile(pattern)` as a JS RegExp (cached). PyRegexError: not a valid Python regex. */
-function pyRegex(pattern: string): RegExp {
-  let re = regexCache.get(pattern);
-  if (re) return re;
-  const t = new PyRegex(pattern).translated;
-  re = new RegExp(t.source, t.flags.replace(/[gy]/g, ''));
-  if (regexCache.size >= REGEX_CACHE_LIMIT) regexCache.delete(regexCache.keys().next().value as string);
-  regexCache.set(pattern, re);
-  return re;
-}
-
 /** Python `re.search(pattern, s)`; an invalid pattern is an error as in Python. */
 function reSearch(pattern: unknown, s: string): boolean {
   if (typeof pattern !== 'string') throw new SchemaEvalError(`a regex must be a string, not ${typeName(pattern)}`);
-  let re: RegExp;
+  let re: PyRegex;
   try {
-    re = pyRegex(pattern);
+    re = pyCompile(pattern);
   } catch (e) {
     if (e instanceof PyRegexError) throw new SchemaEvalError(`${JSON.stringify(pattern)} is not a valid regex: ${e.message}`);
     throw e;
@@ -77,22 +63,6 @@ function reSearch(pattern: unknown, s: string): boolean {
 
 // ---------------------------------------------------------------------------------------------
 // Python value semantics
-
-/** Python's `len(str)`: code points (a lone surrogate counts one). */
-function pyLen(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
 
 /** python-jsonschema `equal`: booleans are not numbers, 1 == 1.0, containers compared deeply. */
 export function pyEqual(a: unknown, b: unknown): boolean {
@@ -333,9 +303,9 @@ class Resolver {
 
 /** Python `int(text)` for a JSON pointer segment into an array. */
 function pyInt(text: string): number {
-  const t = text.trim();
-  if (!/^[+-]?\d+(?:_\d+)*$/.test(t)) throw new SchemaEvalError(`invalid literal for int() with base 10: ${JSON.stringify(text)}`);
-  return Number(t.replace(/_/g, ''));
+  const n = pyIntFromStr(text);
+  if (n === null) throw new SchemaEvalError(`invalid literal for int() with base 10: ${JSON.stringify(text)}`);
+  return n;
 }
 
 /** `referencing`'s JSON pointer walk, entering subresources (`$id`) along schema keywords. */
@@ -631,7 +601,7 @@ class Validation {
       case 'format':
         if (this.opts.assertRegexFormat && v === 'regex' && typeof instance === 'string') {
           try {
-            pyRegex(instance);
+            pyCompile(instance);
           } catch (e) {
             if (e instanceof PyRegexError) return false;
             throw e;

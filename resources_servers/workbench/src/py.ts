@@ -10,7 +10,7 @@
  * "missing" to pandas); a JS number is a Python int when integral and a float otherwise, unless it
  * is wrapped in `PyFloat` (a value Python holds as a float, e.g. `4.0`).
  */
-import { NgError, PyFloat, pyFloatRepr } from '@nemo-gym/core';
+import { NgError, PyFloat, pyFloatRepr, pyIntFromStr, pyStrCompare, pyStrRepr } from '@nemo-gym/core';
 
 export { PyFloat };
 
@@ -66,36 +66,17 @@ export function truthy(v: Value): boolean {
   return Object.keys(v as object).length > 0;
 }
 
-/** Python `repr(s)` of a str. */
-export function reprStr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === quote || ch === '\\') out += `\\${ch}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0x80 && cp < 0xa0) out += `\\x${cp.toString(16)}`;
-    else if (cp === 0xad) out += '\\xad';
-    else if (cp >= 0xd800 && cp < 0xe000) out += `\\u${cp.toString(16)}`;
-    else out += ch;
-  }
-  return out + quote;
-}
-
 function floatStr(x: number): string {
   return pyFloatRepr(x);
 }
 
 /** Python `repr(v)`. */
 export function repr(v: Value): string {
-  if (typeof v === 'string') return reprStr(v);
+  if (typeof v === 'string') return pyStrRepr(v);
   if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
   if (v !== null && typeof v === 'object' && !(v instanceof PyFloat)) {
     return `{${Object.entries(v as Record<string, unknown>)
-      .map(([k, x]) => `${reprStr(k)}: ${repr(x)}`)
+      .map(([k, x]) => `${pyStrRepr(k)}: ${repr(x)}`)
       .join(', ')}}`;
   }
   return str(v);
@@ -130,22 +111,6 @@ export function eq(a: Value, b: Value): boolean {
   return ka.every((k) => Object.hasOwn(ob, k) && eq((a as Record<string, unknown>)[k], ob[k]));
 }
 
-/** Code-point order of two strings (Python's str comparison). */
-export function compareStr(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // a surrogate (a code point above U+FFFF) sorts after every BMP character
-    const xs = x >= 0xd800 && x < 0xe000;
-    const ys = y >= 0xd800 && y < 0xe000;
-    if (xs !== ys) return xs ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
-}
-
 export type CompareOp = '<' | '<=' | '>' | '>=';
 
 function applyOp(c: number, op: CompareOp): boolean {
@@ -163,7 +128,7 @@ function applyOp(c: number, op: CompareOp): boolean {
 
 /** Python `a <op> b` for str/int/float/bool; TypeError otherwise, with Python's text. */
 export function compare(a: Value, b: Value, op: CompareOp): boolean {
-  if (typeof a === 'string' && typeof b === 'string') return applyOp(compareStr(a, b), op);
+  if (typeof a === 'string' && typeof b === 'string') return applyOp(pyStrCompare(a, b), op);
   const na = numeric(a);
   const nb = numeric(b);
   if (na !== undefined && nb !== undefined) {
@@ -203,9 +168,6 @@ export function lower(v: Value): string {
   return v.toLowerCase();
 }
 
-const PY_SPACE = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
-const INT_LITERAL = /^[+-]?\d(?:_?\d)*$/;
-
 /** Python `int(v)` (base 10). */
 export function toInt(v: Value): number {
   if (typeof v === 'boolean') return v ? 1 : 0;
@@ -216,10 +178,9 @@ export function toInt(v: Value): number {
     return Math.trunc(n);
   }
   if (typeof v === 'string') {
-    const s = v.replace(PY_SPACE, '');
-    // Python also accepts non-ASCII decimal digits; those are rare enough to report as invalid here.
-    if (INT_LITERAL.test(s)) return Number(s.replace(/_/g, ''));
-    throw new PyException('ValueError', `invalid literal for int() with base 10: ${reprStr(v)}`);
+    const n = pyIntFromStr(v);
+    if (n !== null) return n;
+    throw new PyException('ValueError', `invalid literal for int() with base 10: ${pyStrRepr(v)}`);
   }
   throw new PyException('TypeError', `int() argument must be a string, a bytes-like object or a real number, not '${typeName(v)}'`);
 }

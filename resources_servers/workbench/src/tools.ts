@@ -4,8 +4,8 @@
  * (class, method, parameters and defaults) so that a call with keyword arguments fails exactly as
  * Python's would.
  */
-import { PyRegex, pySplit } from '@nemo-gym/core';
-import { compare, compareStr, contains, eq, isDigitStr, isMissing, lower, PyException, PyFloat, str, toInt, truthy, typeName, zfill, type Value } from './py.js';
+import { PyRegex, pySplit, pyStrCompare } from '@nemo-gym/core';
+import { compare, contains, eq, isDigitStr, isMissing, lower, PyException, PyFloat, str, toInt, truthy, typeName, zfill, type Value } from './py.js';
 import { paginate } from './pyops.js';
 import { strContains, Table } from './table.js';
 import { compareTimestamps, toTimestamp, type Timestamp } from './timestamp.js';
@@ -75,7 +75,7 @@ function nextId(table: Table, column: string): string {
     if (isMissing(v)) continue;
     if (best === undefined) best = v;
     else if (typeof v === 'string' && typeof best === 'string') {
-      if (compareStr(v, best) > 0) best = v;
+      if (pyStrCompare(v, best) > 0) best = v;
     } else if (compare(v, best, '>')) best = v;
   }
   if (best === undefined) throw new PyException('ValueError', 'cannot convert float NaN to integer');
@@ -177,10 +177,10 @@ function searchEmails(env: Environment, a: Args): Value {
     const times = matched.map((i) => toTimestamp(sent[i]));
     let order = matched.map((_, k) => k).sort((x, y) => compareTimestamps(times[y]!, times[x]!)).map((k) => matched[k]!);
     if (truthy(a.date_min)) {
-      order = order.filter((i) => compareStr(toTimestamp(sent[i]).date, toTimestamp(a.date_min).date) >= 0);
+      order = order.filter((i) => pyStrCompare(toTimestamp(sent[i]).date, toTimestamp(a.date_min).date) >= 0);
     }
     if (truthy(a.date_max)) {
-      order = order.filter((i) => compareStr(toTimestamp(sent[i]).date, toTimestamp(a.date_max).date) <= 0);
+      order = order.filter((i) => pyStrCompare(toTimestamp(sent[i]).date, toTimestamp(a.date_max).date) <= 0);
     }
     const { items, page, totalPages } = paginate(order, a.page, a.page_size);
     if (order.length > 0) {
