@@ -22,8 +22,8 @@ export const GoogleSearchConfigSchema = ResourcesServerConfigSchema.extend({
   /** Which service answers `search`: Google's Custom Search JSON API or a SearXNG instance. */
   search_backend: z.enum(['google', 'searxng']).default('google'),
   /** Custom Search API key and engine id (required for the google backend; put them in env.yaml). */
-  google_api_key: z.string().min(1).optional(),
-  google_cx: z.string().min(1).optional(),
+  google_api_key: z.string().optional(),
+  google_cx: z.string().optional(),
   /** The Custom Search endpoint (a different one only for tests or a proxy). */
   google_search_url: z.url().default(DEFAULT_GOOGLE_SEARCH_URL),
   /** Base URL of a SearXNG instance with the JSON format enabled, e.g. http://127.0.0.1:8888 */
@@ -55,7 +55,9 @@ export const GoogleSearchConfigSchema = ResourcesServerConfigSchema.extend({
   const where = (key: string) => `${cfg.name}.resources_servers.google_search.${key}`;
   if (cfg.search_backend === 'google') {
     for (const key of ['google_api_key', 'google_cx'] as const) {
-      if (cfg[key] === undefined) {
+      const value = cfg[key];
+      // `???` is the placeholder of a value that must be overridden.
+      if (value === undefined || value.trim() === '' || value === '???') {
         ctx.addIssue({
           code: 'custom',
           path: [key],

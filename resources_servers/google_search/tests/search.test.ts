@@ -188,6 +188,9 @@ describe('configuration', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toContain('google_api_key');
     expect((err as Error).message).toContain('google_cx');
+    await expect(server.build({ config: { name: 'google_search', domain: 'agent', google_api_key: '', google_cx: '???' } })).rejects.toThrow(
+      /google_api_key: missing[\s\S]*google_cx: missing/,
+    );
   });
 
   it('searxng needs searxng_url; a bad allow-list entry is reported', async () => {
