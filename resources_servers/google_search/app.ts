@@ -8,8 +8,7 @@
  * `browse_allowed_networks` opens more (see src/netguard.ts).
  */
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain, TimeoutError } from '@nemo-gym/core';
-import { WorkerPool } from '@nemo-gym/core';
+import { BaseVerifyRequestSchema, defineResourcesServer, pyFloatFromStr, ResourcesServerConfigSchema, startIfMain, TimeoutError, WorkerPool } from '@nemo-gym/core';
 import { AddressGuard, parseAllowList, type Resolver } from './src/netguard.js';
 import { PageFetcher } from './src/page.js';
 import { SearchClient } from './src/search.js';
@@ -86,7 +85,17 @@ export const SearchRequestSchema = z.object({ query: z.string() });
 export const BrowseRequestSchema = z.object({ url: z.string() });
 
 /** A float field; numeric strings are accepted as pydantic's lax mode does. */
-const LaxFloat = z.union([z.number(), z.string().trim().regex(/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/).transform(Number)]);
+const LaxFloat = z.union([
+  z.number(),
+  z.string().transform((s, ctx) => {
+    const x = pyFloatFromStr(s);
+    if (x === null) {
+      ctx.addIssue({ code: 'custom', message: 'Input should be a valid number, unable to parse string as a number' });
+      return z.NEVER;
+    }
+    return x;
+  }),
+]);
 
 export const GoogleSearchVerifyRequestSchema = BaseVerifyRequestSchema.extend({
   expected_answer: z.string(),
