@@ -132,7 +132,7 @@ describe('browse: fetching and extraction (local pages, loopback allow-listed)',
     expect(await browse(app, 'not a url')).toBe('No HTML found');
     const t0 = Date.now();
     expect(await browse(app, `${pages.origin}/hang`)).toBe('No HTML found');
-    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(Date.now() - t0).toBeLessThan(15_000); // the server never answers
   });
 
   it('plain text is returned as text', async () => {
