@@ -2,15 +2,15 @@
  * Scoring: reward 1.0 when every ground-truth value appears (exact float equality) among the
  * `solution` values of the rollout's tool outputs, else 0.0.
  */
+import { pyStrip } from '@nemo-gym/core';
 
-const PY_SPACE = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 const DIGITS = '\\d(?:_?\\d)*';
 const PY_FLOAT_RE = new RegExp(`^[+-]?(?:(?:${DIGITS})?\\.${DIGITS}|${DIGITS}\\.?)(?:[eE][+-]?${DIGITS})?$`);
 const PY_SPECIAL_RE = /^([+-]?)(inf|infinity|nan)$/i;
 
 /** Python `float(s)` for a str; undefined where Python raises ValueError. */
 export function pyFloatFromString(s: string): number | undefined {
-  const t = s.replace(PY_SPACE, '');
+  const t = pyStrip(s);
   const special = PY_SPECIAL_RE.exec(t);
   if (special) {
     if (special[2]!.toLowerCase() === 'nan') return NaN;
