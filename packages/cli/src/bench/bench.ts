@@ -282,14 +282,14 @@ async function sectionCollector(rows: number): Promise<void> {
   }
 }
 
-/** D-F: the component benchmarks that live beside their packages, run as they are documented. */
+/** D-F, H: the component benchmarks that live beside their packages, run as they are documented. */
 async function sectionExtras(): Promise<void> {
   const root = repoRoot();
   const runs: [string, string, string[]][] = [
     ['D. vllm_model overhead per call vs calling the stub directly', 'responses_api_models/vllm_model/dist/bench.js', ['--rounds', '3']],
     ['E. instruction_following verify at 256 concurrent requests', 'resources_servers/instruction_following/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
     ['F. math-verify answer checks', 'packages/math-verify/dist/bench.js', ['5']],
-    ['G. workbench verify at 256 concurrent requests (example rows)', 'resources_servers/workbench/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
+    ['H. workbench verify at 256 concurrent requests (example rows)', 'resources_servers/workbench/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
   ];
   for (const [title, script, args] of runs) {
     console.log(`\n== ${title} ==`);
@@ -311,7 +311,7 @@ export const benchCommand: CommandSpec = {
     { name: 'inflight_delay_ms', type: 'int', description: 'stub delay in section B (default 2000)' },
     { name: 'collector_rows', type: 'int', description: 'input rows for section C (default 0 = skip; e.g. 200000)' },
     { name: 'comp_coding_verifies', type: 'int', description: 'verifies in section G, comp_coding sandboxed vs plain python3 at concurrency 64 (default 640; 0 skips)' },
-    { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F: vllm_model overhead, instruction_following verify, math-verify (default true)' },
+    { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F and H: vllm_model overhead, instruction_following verify, math-verify, workbench verify (default true)' },
   ],
   main: async (config) => {
     const n = num(config, 'rollouts', 10000);
