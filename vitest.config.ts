@@ -8,7 +8,17 @@ export default defineConfig({
     // Exact matches: a bare package name must not also catch its subpaths.
     alias: [
       { find: /^@nemo-gym\/core$/, replacement: src('./packages/core/src/index.ts') },
+      { find: /^@nemo-gym\/core\/client$/, replacement: src('./packages/core/src/client/index.ts') },
+      { find: /^@nemo-gym\/core\/config$/, replacement: src('./packages/core/src/config/index.ts') },
+      { find: /^@nemo-gym\/core\/data$/, replacement: src('./packages/core/src/data/index.ts') },
+      { find: /^@nemo-gym\/core\/errors$/, replacement: src('./packages/core/src/errors.ts') },
+      { find: /^@nemo-gym\/core\/internal$/, replacement: src('./packages/core/src/internal/index.ts') },
+      { find: /^@nemo-gym\/core\/openai$/, replacement: src('./packages/core/src/openai/index.ts') },
+      { find: /^@nemo-gym\/core\/py$/, replacement: src('./packages/core/src/py/index.ts') },
+      { find: /^@nemo-gym\/core\/rollouts$/, replacement: src('./packages/core/src/rollouts/index.ts') },
+      { find: /^@nemo-gym\/core\/server$/, replacement: src('./packages/core/src/server/index.ts') },
       { find: /^@nemo-gym\/core\/testing$/, replacement: src('./packages/core/src/testing/index.ts') },
+      { find: /^@nemo-gym\/core\/workers$/, replacement: src('./packages/core/src/workers/index.ts') },
       { find: /^@nemo-gym\/math-verify$/, replacement: src('./packages/math-verify/src/index.ts') },
       { find: /^@nemo-gym\/viewer$/, replacement: src('./packages/viewer/src/index.ts') },
       { find: /^@nemo-gym\/sandbox$/, replacement: src('./packages/sandbox/src/index.ts') },

@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findOpenPort, ServerClient } from '@nemo-gym/core';
+import { ServerClient } from '@nemo-gym/core/client';
+import { findOpenPort } from '@nemo-gym/core/config';
 import { isAlive, requireBuild, ROOT, runCommand, startStack } from './helpers/stack.js';
 
 const WEATHER = 'resources_servers/simple_weather/configs/simple_weather.yaml';

@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { outputText, ServerClient, sharedPath } from '@nemo-gym/core';
+import { ServerClient } from '@nemo-gym/core/client';
+import { sharedPath } from '@nemo-gym/core/config';
+import { outputText } from '@nemo-gym/core/openai';
 import { runCommand, startStack } from './helpers/stack.js';
 
 const WEATHER = 'resources_servers/simple_weather/configs/simple_weather.yaml';

@@ -2,7 +2,10 @@
 // the task's unit tests (LiveCodeBench format: stdio, or call-based with `fn_name`) inside
 // @nemo-gym/sandbox; reward 1.0 when every test passes.
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, NgError, ResourcesServerConfigSchema, defineResourcesServer, outputText, pyStrip, startIfMain } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { outputText } from '@nemo-gym/core/openai';
+import { pyStrip } from '@nemo-gym/core/py';
+import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { Sandbox } from '@nemo-gym/sandbox';
 import { Grader, extractCode, type UnitTests } from './src/grade.js';
 

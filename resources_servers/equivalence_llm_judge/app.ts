@@ -5,20 +5,11 @@
  * when a per-row extraction regex may have cut the answer wrongly.
  */
 import { z } from 'zod';
-import {
-  ConfigError,
-  HttpError,
-  ModelServerRefSchema,
-  ResourcesServerConfigSchema,
-  ResponseCreateParamsSchema,
-  ResponseSchema,
-  BaseVerifyRequestSchema,
-  defineResourcesServer,
-  fullCreateParamsDump,
-  fullResponseDump,
-  startIfMain,
-  type ServerClient,
-} from '@nemo-gym/core';
+import { type ServerClient } from '@nemo-gym/core/client';
+import { ModelServerRefSchema } from '@nemo-gym/core/config';
+import { ConfigError, HttpError } from '@nemo-gym/core/errors';
+import { ResponseCreateParamsSchema, ResponseSchema, fullCreateParamsDump, fullResponseDump } from '@nemo-gym/core/openai';
+import { ResourcesServerConfigSchema, BaseVerifyRequestSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { extractExpectedAnswer, extractLastAssistantText, extractQuestionText } from './src/extract.js';
 import { TemplateError, parseTemplate, renderTemplate, type TemplatePart } from './src/template.js';
 

@@ -8,7 +8,10 @@
  * `browse_allowed_networks` opens more (see src/netguard.ts).
  */
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, defineResourcesServer, pyFloatFromStr, ResourcesServerConfigSchema, startIfMain, TimeoutError, WorkerPool } from '@nemo-gym/core';
+import { TimeoutError } from '@nemo-gym/core/errors';
+import { pyFloatFromStr } from '@nemo-gym/core/py';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { WorkerPool } from '@nemo-gym/core/workers';
 import { AddressGuard, parseAllowList, type Resolver } from './src/netguard.js';
 import { PageFetcher } from './src/page.js';
 import { SearchClient } from './src/search.js';

@@ -4,17 +4,11 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  ConfigError,
-  defineResourcesServer,
-  LaxInt,
-  repoRoot,
-  ResourcesServerConfigSchema,
-  startIfMain,
-  TimeoutError,
-  WorkerPool,
-} from '@nemo-gym/core';
+import { repoRoot } from '@nemo-gym/core/config';
+import { ConfigError, TimeoutError } from '@nemo-gym/core/errors';
+import { LaxInt } from '@nemo-gym/core/py';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { WorkerPool } from '@nemo-gym/core/workers';
 import { profilesDirProblem } from './src/langdetect.js';
 import { findPunktDir, PunktDataNotFoundError } from './src/punkt.js';
 import { finalResponseText, toolsFor, type VerifyResult, type VerifyTask } from './src/verify.js';

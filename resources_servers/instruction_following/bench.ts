@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { server } from './app.js';
 
 const { values: args } = parseArgs({

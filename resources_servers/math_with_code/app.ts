@@ -2,13 +2,7 @@
 // (one stateful, sandboxed interpreter per rollout); reward 1.0 when the final `\boxed{}` answer
 // matches `expected_result`.
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  ResourcesServerConfigSchema,
-  defineResourcesServer,
-  requestSessionId,
-  startIfMain,
-} from '@nemo-gym/core';
+import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, requestSessionId, startIfMain } from '@nemo-gym/core/server';
 import { scoreResponse, type OutputItemLike } from './src/answer.js';
 import type { Sandbox } from '@nemo-gym/sandbox';
 import { PythonInterpreter, createSandbox, removeStaleScratch, type SandboxOptions } from './src/sandbox.js';

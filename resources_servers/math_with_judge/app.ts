@@ -4,18 +4,11 @@
  * two answers in both orders.
  */
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  HttpError,
-  ModelServerRefSchema,
-  ResourcesServerConfigSchema,
-  ResponseCreateParamsSchema,
-  ResponseSchema,
-  defineResourcesServer,
-  outputText,
-  startIfMain,
-  type ServerClient,
-} from '@nemo-gym/core';
+import { type ServerClient } from '@nemo-gym/core/client';
+import { ModelServerRefSchema } from '@nemo-gym/core/config';
+import { HttpError } from '@nemo-gym/core/errors';
+import { ResponseCreateParamsSchema, ResponseSchema, outputText } from '@nemo-gym/core/openai';
+import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { MathVerifier } from '@nemo-gym/math-verify';
 import { JUDGE_SYSTEM_MESSAGE, judgePrompt, parseVerdict } from './src/judge.js';
 

@@ -5,15 +5,9 @@
  * dataset-supplied regexes can backtrack catastrophically on long model output.
  */
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  defineResourcesServer,
-  HttpError,
-  ResourcesServerConfigSchema,
-  startIfMain,
-  TimeoutError,
-  WorkerPool,
-} from '@nemo-gym/core';
+import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { WorkerPool } from '@nemo-gym/core/workers';
 import { extractAssistantText, GRADING_MODES, outputRegexOf, OutputRegexError, type GradeOutcome } from './src/grade.js';
 
 export const MCQAConfigSchema = ResourcesServerConfigSchema.extend({

@@ -4,8 +4,8 @@
  * is 1.0 when the last submitted list equals the expected one.
  */
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core';
-import { LaxInt } from '@nemo-gym/core';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { LaxInt } from '@nemo-gym/core/py';
 import { score, synonymValue } from './src/score.js';
 
 export const MultiNeedleRunFieldsSchema = z.object({

@@ -5,15 +5,8 @@
  * ground-truth value is among the solutions the tools returned during the rollout.
  */
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  ConfigError,
-  HttpError,
-  RawJson,
-  ResourcesServerConfigSchema,
-  defineResourcesServer,
-  startIfMain,
-} from '@nemo-gym/core';
+import { ConfigError, HttpError } from '@nemo-gym/core/errors';
+import { BaseVerifyRequestSchema, RawJson, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { ARG_NAMES, FUNCTIONS, PyException, callFunction, solutionJson, type Args } from './src/universe.js';
 import { computeReward, parseGroundTruth, pyFloatFromString } from './src/verify.js';
 import { PythonLibm, PythonLibmError } from './src/pylibm.js';

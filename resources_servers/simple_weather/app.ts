@@ -3,7 +3,7 @@
  * reports cold weather, and a verify that gives every rollout reward 1.0.
  */
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
 
 export const server = defineResourcesServer({
   className: 'SimpleWeatherResourcesServer',

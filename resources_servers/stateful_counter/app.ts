@@ -4,15 +4,9 @@
  * when the counter equals `expected_count`.
  */
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  defineResourcesServer,
-  HttpError,
-  LaxInt,
-  requestSessionId,
-  ResourcesServerConfigSchema,
-  startIfMain,
-} from '@nemo-gym/core';
+import { HttpError } from '@nemo-gym/core/errors';
+import { LaxInt } from '@nemo-gym/core/py';
+import { BaseVerifyRequestSchema, defineResourcesServer, requestSessionId, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
 import { CounterStore } from './src/store.js';
 
 /** A call for a session whose counter was dropped before its verify: never score it as a plain miss. */

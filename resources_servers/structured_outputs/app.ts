@@ -4,16 +4,10 @@
  * not judged. Validation runs in worker threads so large schemas never stall the server.
  */
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  defineResourcesServer,
-  HttpError,
-  outputText,
-  ResourcesServerConfigSchema,
-  startIfMain,
-  TimeoutError,
-  WorkerPool,
-} from '@nemo-gym/core';
+import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
+import { outputText } from '@nemo-gym/core/openai';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { WorkerPool } from '@nemo-gym/core/workers';
 import type { ScoreResult } from './src/validate.js';
 
 export const StructuredOutputsConfigSchema = ResourcesServerConfigSchema.extend({

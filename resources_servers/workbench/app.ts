@@ -5,20 +5,10 @@
  * environments and gives 1.0 when the five tables end up equal.
  */
 import { z } from 'zod';
-import {
-  BaseSeedSessionRequestSchema,
-  BaseVerifyRequestSchema,
-  defineResourcesServer,
-  HttpError,
-  LaxInt,
-  pyJsonDumps,
-  WorkerPool,
-  RawJson,
-  requestSessionId,
-  ResourcesServerConfigSchema,
-  startIfMain,
-  type HandlerContext,
-} from '@nemo-gym/core';
+import { HttpError } from '@nemo-gym/core/errors';
+import { LaxInt, pyJsonDumps } from '@nemo-gym/core/py';
+import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, startIfMain, type HandlerContext } from '@nemo-gym/core/server';
+import { WorkerPool } from '@nemo-gym/core/workers';
 import { DEFAULT_CSV_DATA_URL, loadWorkbenchData, type WorkbenchData } from './src/data.js';
 import { PyException, type Value } from './src/py.js';
 import { predictedCalls, reward } from './src/replay.js';

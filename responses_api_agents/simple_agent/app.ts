@@ -5,17 +5,9 @@
  * every model call shares one model session.
  */
 import { z } from 'zod';
-import {
-  AgentServerConfigSchema,
-  BaseRunRequestSchema,
-  defineAgent,
-  fullCreateParamsDump,
-  ModelServerRefSchema,
-  RawJson,
-  ResourcesServerRefSchema,
-  ResponseCreateParamsSchema,
-  startIfMain,
-} from '@nemo-gym/core';
+import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
+import { fullCreateParamsDump, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
+import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, RawJson, startIfMain } from '@nemo-gym/core/server';
 import { runAgentLoop, upstreamFailure } from './src/loop.js';
 
 export const SimpleAgentConfigSchema = AgentServerConfigSchema.extend({

@@ -4,7 +4,8 @@
  * Reads the server addresses from the head server, sends one /v1/responses request and prints
  * every output item of the trajectory.
  */
-import { ServerClient, describeError } from '@nemo-gym/core';
+import { ServerClient } from '@nemo-gym/core/client';
+import { describeError } from '@nemo-gym/core/errors';
 
 const agent = process.argv[2] ?? 'simple_weather_simple_agent';
 const question = process.argv[3] ?? "What's the weather like in San Francisco?";

@@ -5,21 +5,10 @@
  */
 import { AzureOpenAI } from 'openai';
 import { z } from 'zod';
-import {
-  ChatCompletionCreateParamsSchema,
-  ChatCompletionSchema,
-  ConversionError,
-  HttpError,
-  ModelServerConfigSchema,
-  ResponseCreateParamsSchema,
-  chatCompletionToResponse,
-  checkBackendAnswer,
-  responsesToChatParams,
-  backendErrorAnswer,
-  createPooledFetch,
-  startIfMain,
-  defineModelServer,
-} from '@nemo-gym/core';
+import { createPooledFetch } from '@nemo-gym/core/client';
+import { HttpError } from '@nemo-gym/core/errors';
+import { ChatCompletionCreateParamsSchema, ChatCompletionSchema, ConversionError, ResponseCreateParamsSchema, chatCompletionToResponse, checkBackendAnswer, responsesToChatParams, backendErrorAnswer } from '@nemo-gym/core/openai';
+import { ModelServerConfigSchema, startIfMain, defineModelServer } from '@nemo-gym/core/server';
 import pLimit from 'p-limit';
 
 export const AzureOpenAIModelConfigSchema = ModelServerConfigSchema.extend({

@@ -6,23 +6,9 @@
  * `openai` client would report them (status and error object kept).
  */
 import { z } from 'zod';
-import {
-  ChatCompletionCreateParamsSchema,
-  ChatCompletionSchema,
-  ModelServerConfigSchema,
-  ResponseCreateParamsSchema,
-  ResponseSchema,
-  backendErrorAnswer,
-  checkBackendAnswer,
-  createPool,
-  defineModelServer,
-  fullResponseDump,
-  openAIStatusError,
-  parseBackendJson,
-  sendToBackend,
-  startIfMain,
-  type RawJson,
-} from '@nemo-gym/core';
+import { createPool } from '@nemo-gym/core/client';
+import { ChatCompletionCreateParamsSchema, ChatCompletionSchema, ResponseCreateParamsSchema, ResponseSchema, backendErrorAnswer, checkBackendAnswer, fullResponseDump, openAIStatusError, parseBackendJson, sendToBackend } from '@nemo-gym/core/openai';
+import { ModelServerConfigSchema, defineModelServer, startIfMain, type RawJson } from '@nemo-gym/core/server';
 
 export const OpenAIModelConfigSchema = ModelServerConfigSchema.extend({
   openai_base_url: z.string().min(1),

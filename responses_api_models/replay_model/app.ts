@@ -6,7 +6,10 @@
 import { isAbsolute, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { defineModelServer, HttpError, ReplayRecordingsError, ModelServerConfigSchema, repoRoot, ResponseCreateParamsSchema, startIfMain } from '@nemo-gym/core';
+import { repoRoot } from '@nemo-gym/core/config';
+import { HttpError, ReplayRecordingsError } from '@nemo-gym/core/errors';
+import { ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
+import { defineModelServer, ModelServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
 import { ReplayIndex } from './src/index.js';
 
 const ConfigSchema = ModelServerConfigSchema.extend({

@@ -2,13 +2,8 @@
  * vLLM model server: the Responses API (`/v1/responses`) and Chat Completions
  * (`/v1/chat/completions`) on top of one or more vLLM OpenAI-compatible endpoints.
  */
-import {
-  ChatCompletionCreateParamsSchema,
-  ModelServerConfigSchema,
-  ResponseCreateParamsSchema,
-  defineModelServer,
-  startIfMain,
-} from '@nemo-gym/core';
+import { ChatCompletionCreateParamsSchema, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
+import { ModelServerConfigSchema, defineModelServer, startIfMain } from '@nemo-gym/core/server';
 import { VLLMBackend, VLLMModelConfigFields, type VLLMConfig } from './src/vllm.js';
 
 export const VLLMModelConfigSchema = ModelServerConfigSchema.extend(VLLMModelConfigFields);

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { findOpenPort, repoRoot } from '@nemo-gym/core';
+import { findOpenPort, repoRoot } from '@nemo-gym/core/config';
 
 export const ROOT = repoRoot();
 export const BIN = (name: string) => join(ROOT, 'packages', 'cli', 'bin', `ng-${name}.js`);

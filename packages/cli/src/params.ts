@@ -7,7 +7,8 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { closest, isDict, loadYamlFile, repoRoot, UsageError, type ConfigDict, type Override } from '@nemo-gym/core';
+import { closest, isDict, loadYamlFile, repoRoot, type ConfigDict, type Override } from '@nemo-gym/core/config';
+import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from './runtime.js';
 
 /**

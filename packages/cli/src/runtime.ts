@@ -7,7 +7,8 @@
  * without a stack trace.
  */
 import { Command, CommanderError } from 'commander';
-import { NgError, UsageError, parseGlobalConfig, parseOverride, type ConfigDict, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core';
+import { parseGlobalConfig, parseOverride, type ConfigDict, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core/config';
+import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { checkParameters } from './params.js';
 
 export interface FlagSpec {

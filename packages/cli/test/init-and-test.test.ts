@@ -35,7 +35,13 @@ beforeAll(() => {
     join(ws, 'vitest.config.mjs'),
     `import { defineConfig } from 'vitest/config';
 export default defineConfig({
-  resolve: { alias: { '@nemo-gym/core': ${JSON.stringify(join(coreDir, 'src/index.ts'))} } },
+  resolve: {
+    alias: [
+      { find: /^@nemo-gym\\/core$/, replacement: ${JSON.stringify(join(coreDir, 'src/index.ts'))} },
+      { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(coreDir, 'src/errors.ts'))} },
+      { find: /^@nemo-gym\\/core\\/([a-z]+)$/, replacement: ${JSON.stringify(join(coreDir, 'src'))} + '/$1/index.ts' },
+    ],
+  },
   test: { include: ['resources_servers/*/tests/**/*.test.ts', 'responses_api_agents/*/tests/**/*.test.ts', 'responses_api_models/*/tests/**/*.test.ts'], pool: 'forks', maxWorkers: 1 },
 });
 `,

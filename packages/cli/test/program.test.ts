@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ConfigDict } from '@nemo-gym/core';
+import type { ConfigDict } from '@nemo-gym/core/config';
 import { COMMANDS } from '../src/commands/index.js';
 import { commandNames, pnpmScriptOf, runCli, type CommandSpec } from '../src/runtime.js';
 

@@ -2,19 +2,9 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  findOpenPort,
-  getFirstServerConfigDict,
-  getGlobalConfig,
-  mergeAll,
-  parseGlobalConfig,
-  parseOverride,
-  parseOverrideValue,
-  redactSecrets,
-  resetGlobalConfigCache,
-  resolveAll,
-} from '@nemo-gym/core';
+import { findOpenPort, getFirstServerConfigDict, getGlobalConfig, parseGlobalConfig, parseOverride, redactSecrets, resolveAll } from '@nemo-gym/core/config';
+import { ConfigError } from '@nemo-gym/core/errors';
+import { mergeAll, parseOverrideValue, resetGlobalConfigCache } from '@nemo-gym/core/internal';
 
 const fixedPort = async () => 12345;
 const opts = { skipEnv: true, findPort: fixedPort, warn: () => undefined };

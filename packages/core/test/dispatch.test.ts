@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPooledFetch, dispatchRequest, splitUrl } from '@nemo-gym/core';
+import { createPooledFetch } from '@nemo-gym/core/client';
+import { dispatchRequest, splitUrl } from '@nemo-gym/core/internal';
 
 let http: Server;
 let origin: string;

@@ -7,20 +7,9 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  BadResultError,
-  ConversionError,
-  createError,
-  defineResourcesServer,
-  describeError,
-  ERRORS,
-  errorMessage,
-  HttpError,
-  NgError,
-  PoolClosedError,
-  ResourcesServerConfigSchema,
-  ServerResponseError,
-} from '@nemo-gym/core';
+import { BadResultError, createError, describeError, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, ServerResponseError } from '@nemo-gym/core/errors';
+import { ConversionError } from '@nemo-gym/core/openai';
+import { defineResourcesServer, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const codes = Object.keys(ERRORS).sort();

@@ -6,6 +6,17 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import * as root from '@nemo-gym/core';
+import * as client from '@nemo-gym/core/client';
+import * as config from '@nemo-gym/core/config';
+import * as data from '@nemo-gym/core/data';
+import * as errors from '@nemo-gym/core/errors';
+import * as openai from '@nemo-gym/core/openai';
+import * as py from '@nemo-gym/core/py';
+import * as rollouts from '@nemo-gym/core/rollouts';
+import * as server from '@nemo-gym/core/server';
+import * as workers from '@nemo-gym/core/workers';
+import * as internal from '@nemo-gym/core/internal';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 
@@ -87,5 +98,46 @@ describe('core import layering', () => {
     };
     for (const f of files) if (!state.has(f)) visit(f);
     expect(circles).toEqual([]);
+  });
+});
+
+const REPO = resolve(SRC, '../../..');
+const PUBLIC_SUBPATHS = ['', '/server', '/client', '/openai', '/py', '/data', '/rollouts', '/config', '/workers', '/errors', '/testing'];
+
+function tree(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) tree(full, out);
+    else if (name.endsWith('.ts')) out.push(full);
+  }
+  return out;
+}
+
+describe('the public API of @nemo-gym/core', () => {
+  it('the root exports exactly the union of the subpaths, and nothing internal', () => {
+    const union = new Set([client, config, data, errors, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
+    expect(Object.keys(root).sort()).toEqual([...union].sort());
+    expect(Object.keys(internal).filter((k) => k in root)).toEqual([]);
+  });
+
+  it('code outside the core imports only public paths (internal only from the core\'s own tests)', () => {
+    const bad: string[] = [];
+    for (const group of ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents', 'tests']) {
+      let files: string[] = [];
+      try {
+        files = tree(join(REPO, group));
+      } catch {
+        continue;
+      }
+      for (const file of files) {
+        const rel = relative(REPO, file);
+        if (rel.startsWith('packages/core/')) continue;
+        for (const m of readFileSync(file, 'utf8').matchAll(/from '@nemo-gym\/core([^']*)'/g)) {
+          if (!PUBLIC_SUBPATHS.includes(m[1]!)) bad.push(`${rel}: @nemo-gym/core${m[1]}`);
+        }
+      }
+    }
+    expect(bad).toEqual([]);
   });
 });

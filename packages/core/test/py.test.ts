@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PyFloat, pyFloatRepr, pyJsonDumps, pyRound, pySplit, pyStrip } from '@nemo-gym/core';
+import { PyFloat, pyFloatRepr, pyJsonDumps, pyRound, pySplit, pyStrip } from '@nemo-gym/core/py';
 
 describe('Python formatting', () => {
   it('repr of floats', () => {

@@ -3,17 +3,9 @@ import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  BaseVerifyRequestSchema,
-  decodeSession,
-  defineResourcesServer,
-  encodeSession,
-  HttpError,
-  RawJson,
-  ResourcesServerConfigSchema,
-  ServerClient,
-  ServerUnreachableError,
-} from '@nemo-gym/core';
+import { ServerClient } from '@nemo-gym/core/client';
+import { HttpError, ServerUnreachableError } from '@nemo-gym/core/errors';
+import { BaseVerifyRequestSchema, decodeSession, defineResourcesServer, encodeSession, RawJson, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 
 const server = defineResourcesServer({
   className: 'TestResourcesServer',

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { encodeSession, formatCookieHeader, parseCookieHeader, parseSetCookies, sessionCookies } from '@nemo-gym/core';
+import { formatCookieHeader, parseCookieHeader, parseSetCookies } from '@nemo-gym/core/client';
+import { encodeSession } from '@nemo-gym/core/server';
+import { sessionCookies } from '@nemo-gym/core/internal';
 
 describe('cookie headers', () => {
   it('parses a Cookie header, keeping values as sent and skipping malformed parts', () => {

@@ -1,7 +1,7 @@
 /** The test helpers themselves: both transports answer the same, sessions keep their cookies. */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema } from '@nemo-gym/core';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 import { globalConfigFor, startStubServer, textResponse, useTestServer } from '@nemo-gym/core/testing';
 
 const server = defineResourcesServer({

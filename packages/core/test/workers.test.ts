@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { NgError, TimeoutError, WorkerPool } from '@nemo-gym/core';
+import { NgError, TimeoutError } from '@nemo-gym/core/errors';
+import { WorkerPool } from '@nemo-gym/core/workers';
 
 function taskModule(source: string): URL {
   const dir = mkdtempSync(join(tmpdir(), 'ng-pool-'));

@@ -3,7 +3,8 @@
 // Processes rather than worker threads: a fatal V8 error (or a native crash) in a checker must
 // not take the server down with it. The pool itself is @nemo-gym/core's WorkerPool.
 
-import { TimeoutError, WorkerPool } from '@nemo-gym/core';
+import { TimeoutError } from '@nemo-gym/core/errors';
+import { WorkerPool } from '@nemo-gym/core/workers';
 import { verifyAnswerWithLibrary, type LibraryResult } from './verify.js';
 
 export interface MathVerifierOptions {

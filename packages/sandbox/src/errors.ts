@@ -1,4 +1,4 @@
-import { NgError } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
 
 /** The sandbox cannot be set up or a provider cannot run here. */
 export class SandboxError extends NgError {

@@ -5,7 +5,9 @@
  */
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { NgError, checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc, type PyDict } from '@nemo-gym/core';
+import { checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc } from '@nemo-gym/core/data';
+import { NgError } from '@nemo-gym/core/errors';
+import { type PyDict } from '@nemo-gym/core/py';
 
 export interface RowSummary {
   index: number;

@@ -6,7 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve } from 'node:path';
-import { NgError } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
 import { APP_CSS, APP_JS, INDEX_HTML } from './page.js';
 import { createParamsNote, RolloutIndex, type RowSummary } from './rollout-index.js';
 

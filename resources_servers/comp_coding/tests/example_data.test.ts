@@ -1,7 +1,7 @@
 // Our example rows: a correct program scores 1.0 on each, a wrong one 0.0; the config names files that exist.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '@nemo-gym/core';
+import { repoRoot } from '@nemo-gym/core/config';
 import { buildApp, answer, hasPython, py, verify, type App } from './helpers.js';
 
 const rows = readFileSync(new URL('../data/example.jsonl', import.meta.url), 'utf8')

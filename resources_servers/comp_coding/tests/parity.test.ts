@@ -3,7 +3,7 @@
 // example row with the same prompt.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { buildApp, hasPython, verify, type App } from './helpers.js';
 
 const dir = sharedPath('upstream-data', 'comp_coding');

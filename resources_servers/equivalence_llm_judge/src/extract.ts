@@ -2,8 +2,8 @@
  * Text extraction for the equivalence judge: the question (last user message), the model's answer
  * (last assistant message, optionally narrowed by a Python regex) and the expected answer.
  */
-import { pyStrip } from '@nemo-gym/core';
-import { PY_RE, PyRegex, PyRegexError, PyRegexUnsupportedError } from '@nemo-gym/core';
+import { pyStrip } from '@nemo-gym/core/py';
+import { PY_RE, PyRegex, PyRegexError, PyRegexUnsupportedError } from '@nemo-gym/core/py';
 
 const FLAGS = PY_RE.MULTILINE | PY_RE.DOTALL;
 const cache = new Map<string, PyRegex | null>();

@@ -3,7 +3,8 @@
  * `{name!r}`), `{{` and `}}` escapes. The template is parsed once at startup, so a template that
  * Python would reject on every request (unknown field, lone brace, format spec) is a config error.
  */
-import { NgError, pyStrRepr } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { pyStrRepr } from '@nemo-gym/core/py';
 
 export type TemplatePart = { literal: string } | { field: string; conversion: 's' | 'r' | null };
 

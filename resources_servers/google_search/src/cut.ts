@@ -2,7 +2,7 @@
  * The length limit of the reference browse tool: a text of more than 10,000 whitespace-separated
  * words keeps its first and last 5,000 characters (code points, as Python slices) joined by "...".
  */
-import { PY_WHITESPACE, pySliceStr } from '@nemo-gym/core';
+import { PY_WHITESPACE, pySliceStr } from '@nemo-gym/core/py';
 
 export const MAX_WORDS = 10_000;
 export const KEEP_CHARS = 5_000;

@@ -10,7 +10,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { ConfigError, HttpError, ServerUnreachableError } from '@nemo-gym/core';
+import { ConfigError, HttpError, ServerUnreachableError } from '@nemo-gym/core/errors';
 
 /** Refused IPv4 ranges and what they are. */
 const V4_RANGES: readonly [string, number, string][] = [

@@ -4,7 +4,7 @@
  * `\boxed{...}` match starts and ends depends on these exact bytes (backslashes doubled, newlines
  * as `\n`, the quote Python picks, the field order of each class).
  */
-import { pyRepr } from '@nemo-gym/core';
+import { pyRepr } from '@nemo-gym/core/py';
 
 /** Marks a number that Python holds as a float. */
 interface FloatField {

@@ -9,7 +9,9 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { request, type Agent } from 'undici';
-import { createPool, PyJsonDecodeError, pyDumps, pyJsonLoads, type PyValue } from '@nemo-gym/core';
+import { createPool } from '@nemo-gym/core/client';
+import { pyDumps } from '@nemo-gym/core/data';
+import { PyJsonDecodeError, pyJsonLoads, type PyValue } from '@nemo-gym/core/py';
 
 export interface SearchTimeouts {
   /** Connect, response-headers and body-idle limit in seconds (the reference's `timeout=10`). */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '@nemo-gym/core';
+import { repoRoot } from '@nemo-gym/core/config';
 import { server } from '../app.js';
 
 type App = Awaited<ReturnType<typeof server.build>>;

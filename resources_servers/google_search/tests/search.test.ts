@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
+import { ConfigError } from '@nemo-gym/core/errors';
 import { server } from '../app.js';
 import { closedPort, serve, type LocalServer } from './local.js';
 

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { server } from '../app.js';
 import { boxParser, lastAssistantRepr } from '../src/verify.js';
-import { pyStrRepr } from '@nemo-gym/core';
+import { pyStrRepr } from '@nemo-gym/core/py';
 import { contentListRepr } from '../src/pyrepr.js';
 
 type App = Awaited<ReturnType<typeof server.build>>;

@@ -4,24 +4,7 @@
 
 import { detect, LangDetectException } from './langdetect.js';
 import type { PunktSentenceTokenizer } from './punkt.js';
-import {
-  PY_RE,
-  PY_WHITESPACE,
-  pyCount,
-  pyFindall,
-  pyIsLower,
-  pyIsUpper,
-  pyLen,
-  pyLower,
-  pyLstrip,
-  pyRstrip,
-  pySearch,
-  pySliceStr,
-  pySplit,
-  pySplitCount,
-  pyStrCompare,
-  pyStrip,
-} from '@nemo-gym/core';
+import { PY_RE, PY_WHITESPACE, pyCount, pyFindall, pyIsLower, pyIsUpper, pyLen, pyLower, pyLstrip, pyRstrip, pySearch, pySliceStr, pySplit, pySplitCount, pyStrCompare, pyStrip } from '@nemo-gym/core/py';
 import { PyError, pyEq, pyIndex, pyIndexValue, pyJsonLoadable, pyLt, pyNum, pyStr, pyTruthy } from './py.js';
 import { countWords, PHRASES, Rng, splitIntoSentences } from './util.js';
 import { wordTokenize } from './word_tokenize.js';

@@ -11,7 +11,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { NgError, pyIsUpper } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { pyIsUpper } from '@nemo-gym/core/py';
 
 export class LangDetectException extends NgError {
   constructor(message: string) {

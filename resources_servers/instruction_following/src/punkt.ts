@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { NgError, PY_WHITESPACE, pyIsLower, pyIsUpper, pyRstrip, pyStrip } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { PY_WHITESPACE, pyIsLower, pyIsUpper, pyRstrip, pyStrip } from '@nemo-gym/core/py';
 
 export interface PunktParams {
   abbrevTypes: Set<string>;

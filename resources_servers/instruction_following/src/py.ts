@@ -1,7 +1,8 @@
 // Python value semantics that the checks depend on: kwargs coming from JSON are handled the way
 // Python would treat the equivalent values (truthiness, `<` between numbers only, bool being an
 // int). String methods and `re` come from the core's Python layer.
-import { NgError, pyJsonLoads } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { pyJsonLoads } from '@nemo-gym/core/py';
 
 /** Thrown where Python would raise (TypeError, AttributeError, ValueError, ...). */
 export class PyError extends NgError {

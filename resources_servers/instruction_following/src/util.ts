@@ -1,7 +1,7 @@
 // Helpers shared by the checks: the IFEval regex sentence splitter, word counting, and the
 // deterministic stand-in for the random defaults upstream draws when a kwarg is missing.
 
-import { PY_WHITESPACE, pyStrip } from '@nemo-gym/core';
+import { PY_WHITESPACE, pyStrip } from '@nemo-gym/core/py';
 import { PyError } from './py.js';
 
 const WS = `[${PY_WHITESPACE}]`;

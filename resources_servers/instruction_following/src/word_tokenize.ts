@@ -1,7 +1,7 @@
 // NLTK's `word_tokenize` (English): Punkt sentence split, then the improved Treebank rules of
 // NLTKWordTokenizer applied to each sentence. Character classes keep Python's Unicode meaning.
 
-import { PY_WHITESPACE, pySplit } from '@nemo-gym/core';
+import { PY_WHITESPACE, pySplit } from '@nemo-gym/core/py';
 import type { PunktSentenceTokenizer } from './punkt.js';
 
 const W = '[\\p{L}\\p{N}_]';

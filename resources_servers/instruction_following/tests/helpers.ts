@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 
 /** NLTK data folder used by the tests (../shared/nltk_data), or null with the reason printed. */
 export function testNltkData(): string | null {

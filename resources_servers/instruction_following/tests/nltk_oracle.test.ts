@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { detect } from '../src/langdetect.js';
 import { findPunktDir, loadPunktParams, PunktSentenceTokenizer } from '../src/punkt.js';
 import { countWords } from '../src/util.js';

@@ -8,7 +8,7 @@
 //     matching, delimiters such as `\( \)` or `$ $` stripped on both sides, whitespace collapsed,
 //     a numeric fallback, and tool stdout searched when no message holds a box.
 
-import { pyFloatFromStr, pySplit, pyStrip } from '@nemo-gym/core';
+import { pyFloatFromStr, pySplit, pyStrip } from '@nemo-gym/core/py';
 
 /** The legacy extraction: `re.search(r"\\boxed\{([^}]+)\}", text)`, group stripped. */
 export function extractFirstBoxedLegacy(text: string): string | null {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pyFloatFromStr as pyFloat, pySplit as pySplitWs, pyStrip } from '@nemo-gym/core';
+import { pyFloatFromStr as pyFloat, pySplit as pySplitWs, pyStrip } from '@nemo-gym/core/py';
 import { answersMatch, extractFirstBoxedLegacy, extractLastBoxed, normalizeAnswer, scoreResponse, type OutputItemLike } from '../src/answer.js';
 
 const msg = (text: string, role = 'assistant'): OutputItemLike => ({

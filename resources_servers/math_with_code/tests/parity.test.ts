@@ -3,7 +3,7 @@
 // `normalized` matching (upstream's later fix) changes exactly one of them, on purpose.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { buildApp, hasPython, type App } from './helpers.js';
 
 const dir = sharedPath('upstream-data', 'python_math_exec');

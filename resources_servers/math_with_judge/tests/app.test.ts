@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, sharedPath } from '@nemo-gym/core';
+import { repoRoot, sharedPath } from '@nemo-gym/core/config';
 import { server, verifyWithJudge } from '../app.js';
 import { verifyAnswerWithLibrary } from '@nemo-gym/math-verify';
 import { JUDGE_SYSTEM_MESSAGE, parseVerdict } from '../src/judge.js';

@@ -2,7 +2,8 @@
  * Multiple-choice answer extraction and scoring, with the semantics of upstream's mcqa server at
  * the reference commit: Python regexes, `str.strip/split/upper/lower`, `isalpha`, dict order.
  */
-import { NgError, PyRegex, PyRegexError, PY_RE, pyIsAlpha, pyLen, pySplit, pyStrip } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { PyRegex, PyRegexError, PY_RE, pyIsAlpha, pyLen, pySplit, pyStrip } from '@nemo-gym/core/py';
 
 export const GRADING_MODES = ['strict_single_letter_boxed', 'lenient_boxed', 'lenient_answer_colon'] as const;
 export type GradingMode = (typeof GRADING_MODES)[number];

@@ -3,7 +3,7 @@
  * compared in order with the expected synonym values, with Python equality semantics
  * (`1 == 1.0 == True`, `"1" != 1`).
  */
-import { toLaxInt } from '@nemo-gym/core';
+import { toLaxInt } from '@nemo-gym/core/py';
 
 /** `sum(map(ord, s))`: code points, not UTF-16 units. */
 export function synonymValue(s: string): number {

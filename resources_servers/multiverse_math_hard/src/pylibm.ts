@@ -33,7 +33,7 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps({"id": req["id"], "results": out}) + "\n")
     sys.stdout.flush()
 `;
-import { NgError } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
 
 /** Exact hex form of a double, as Python's float.hex() reads it. */
 export function toHex(x: number): string {

@@ -3,7 +3,8 @@
  * (add adds 1.2, sin is a cosine, pi is e, ...). Each function reproduces CPython's float
  * behaviour, including the exceptions whose text upstream sends back to the model.
  */
-import { InternalError, NgError, pyFloatRepr } from '@nemo-gym/core';
+import { InternalError, NgError } from '@nemo-gym/core/errors';
+import { pyFloatRepr } from '@nemo-gym/core/py';
 import { CORRECTLY_ROUNDED, type Libm } from './pylibm.js';
 
 /** A Python exception: `message` is `str(e)`, which upstream returns as the 500 detail. */

@@ -2,7 +2,7 @@
  * Scoring: reward 1.0 when every ground-truth value appears (exact float equality) among the
  * `solution` values of the rollout's tool outputs, else 0.0.
  */
-import { pyStrip } from '@nemo-gym/core';
+import { pyStrip } from '@nemo-gym/core/py';
 
 const DIGITS = '\\d(?:_?\\d)*';
 const PY_FLOAT_RE = new RegExp(`^[+-]?(?:(?:${DIGITS})?\\.${DIGITS}|${DIGITS}\\.?)(?:[eE][+-]?${DIGITS})?$`);

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeSession, sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
+import { decodeSession } from '@nemo-gym/core/server';
 import { checkExampleData, functionCall, messageItem, modelResponse, recordedRollouts, textResponse, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { recordedRollouts, startTestServer, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 

@@ -23,7 +23,7 @@
  * `toString` are ordinary names in schemas and instances.
  */
 import { createRequire } from 'node:module';
-import { pyCompile, pyIntFromStr, pyLen, type PyRegex, PyRegexError } from '@nemo-gym/core';
+import { pyCompile, pyIntFromStr, pyLen, type PyRegex, PyRegexError } from '@nemo-gym/core/py';
 import { unquote, urldefrag, urljoin } from './pyurl.js';
 import { SchemaEvalError } from './schema-error.js';
 

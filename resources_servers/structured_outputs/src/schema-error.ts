@@ -1,4 +1,4 @@
-import { NgError } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
 
 /**
  * What the Python validator would raise while checking a schema or validating an answer (an

@@ -6,7 +6,7 @@
  *
  * This module is also the worker-thread entry: `scoreJson` takes and returns plain data.
  */
-import { PyRegexUnsupportedError, pyJsonLoads as pyJsonLoadsLossless, toPlain } from '@nemo-gym/core';
+import { PyRegexUnsupportedError, pyJsonLoads as pyJsonLoadsLossless, toPlain } from '@nemo-gym/core/py';
 import { checkSchema, isValid, prepare, SchemaEvalError, type Prepared } from './jsonschema.js';
 
 /** Python `json.loads`: JSON.parse, and the core's Python-grammar parser (NaN, Infinity) when JSON.parse refuses. */

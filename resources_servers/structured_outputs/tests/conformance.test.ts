@@ -12,7 +12,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pyDumps, pyJsonLoads, sharedPath, toPlain, type PyValue } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
+import { pyDumps } from '@nemo-gym/core/data';
+import { pyJsonLoads, toPlain, type PyValue } from '@nemo-gym/core/py';
 import { server } from '../app.js';
 import { checkSchema, isValid, prepare } from '../src/jsonschema.js';
 import { scoreJson, strictify } from '../src/validate.js';

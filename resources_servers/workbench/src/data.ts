@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, DataDownloadError } from '@nemo-gym/core';
+import { ConfigError, DataDownloadError } from '@nemo-gym/core/errors';
 import { Table } from './table.js';
 import type { Value } from './py.js';
 

@@ -10,7 +10,8 @@
  * "missing" to pandas); a JS number is a Python int when integral and a float otherwise, unless it
  * is wrapped in `PyFloat` (a value Python holds as a float, e.g. `4.0`).
  */
-import { NgError, PyFloat, pyFloatRepr, pyIntFromStr, pyStrCompare, pyStrRepr } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
+import { PyFloat, pyFloatRepr, pyIntFromStr, pyStrCompare, pyStrRepr } from '@nemo-gym/core/py';
 
 export { PyFloat };
 

@@ -2,7 +2,7 @@
  * The reward: replay the model's function calls and the ground truth's in two fresh environments
  * and compare the five tables the tools can change (upstream's `is_correct`).
  */
-import { PyJsonDecodeError, pyJsonLoads, type PyValue } from '@nemo-gym/core';
+import { PyJsonDecodeError, pyJsonLoads, type PyValue } from '@nemo-gym/core/py';
 import type { WorkbenchData } from './data.js';
 import { PyException, PyFloat, type Value } from './py.js';
 import { tablesEqualForReward } from './table.js';

@@ -8,7 +8,7 @@
  * environment costs nothing to build and two tables that went through the same unchanged columns
  * compare by identity.
  */
-import { PyRegex, PyRegexError, PY_RE } from '@nemo-gym/core';
+import { PyRegex, PyRegexError, PY_RE } from '@nemo-gym/core/py';
 import { eq, isMissing, PyException, type Value } from './py.js';
 
 export type Column = readonly Value[];

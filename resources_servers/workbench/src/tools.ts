@@ -4,7 +4,7 @@
  * (class, method, parameters and defaults) so that a call with keyword arguments fails exactly as
  * Python's would.
  */
-import { PyRegex, pySplit, pyStrCompare } from '@nemo-gym/core';
+import { PyRegex, pySplit, pyStrCompare } from '@nemo-gym/core/py';
 import { compare, contains, eq, isDigitStr, isMissing, lower, PyException, PyFloat, str, toInt, truthy, typeName, zfill, type Value } from './py.js';
 import { paginate } from './pyops.js';
 import { strContains, Table } from './table.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '@nemo-gym/core';
+import { repoRoot } from '@nemo-gym/core/config';
 import { reward } from '../src/replay.js';
 import { TOOL_SCHEMAS } from '../src/schemas.js';
 import { TOOLS } from '../src/tools.js';

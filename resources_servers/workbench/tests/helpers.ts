@@ -1,6 +1,6 @@
 /** Shared test setup: upstream's tables from ../shared, and tables built from records (upstream's mocked read_csv). */
 import { existsSync } from 'node:fs';
-import { sharedPath } from '@nemo-gym/core';
+import { sharedPath } from '@nemo-gym/core/config';
 import { readDataDir, type WorkbenchData } from '../src/data.js';
 import { SessionStore } from '../src/sessions.js';
 import { Table } from '../src/table.js';

@@ -2,14 +2,10 @@
  * The agent loop: ask the model, run the function calls it makes against the resources
  * server (in order), feed the outputs back, until the model answers without calling a tool.
  */
-import {
-  fullResponseDump,
-  HttpError,
-  pyJsonDumps,
-  type ResponseCreateParams,
-  type ServerClient,
-  type ServerResponse,
-} from '@nemo-gym/core';
+import { type ServerClient, type ServerResponse } from '@nemo-gym/core/client';
+import { HttpError } from '@nemo-gym/core/errors';
+import { fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
+import { pyJsonDumps } from '@nemo-gym/core/py';
 
 export const DEFAULT_MAX_STEPS = 100;
 

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { ReplayRecordingsError } from '@nemo-gym/core';
+import { ReplayRecordingsError } from '@nemo-gym/core/errors';
 
 type Item = Record<string, unknown>;
 

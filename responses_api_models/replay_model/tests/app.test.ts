@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NgError } from '@nemo-gym/core';
+import { NgError } from '@nemo-gym/core/errors';
 import { functionCall, messageItem, modelResponse, startTestServer, useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
 

@@ -9,7 +9,7 @@
  * cannot connect or time out, or failed health probes) are taken out of placement and come back
  * as soon as a probe succeeds.
  */
-import { ConfigError } from '@nemo-gym/core';
+import { ConfigError } from '@nemo-gym/core/errors';
 
 export interface Endpoint {
   readonly url: string;

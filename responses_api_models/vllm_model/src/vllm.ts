@@ -6,22 +6,9 @@
  */
 import { request, type Agent } from 'undici';
 import { z } from 'zod';
-import {
-  ConversionError,
-  InternalError,
-  UpstreamError,
-  chatCompletionToResponse,
-  moveThinkToReasoningContent,
-  postJson,
-  responsesToChatParams,
-  wrapThink,
-  type ChatCompletionCreateParams,
-  type NeMoGymResponse,
-  type ResponseCreateParams,
-  HttpError,
-  createPool,
-  type RequestClass,
-} from '@nemo-gym/core';
+import { createPool, type RequestClass } from '@nemo-gym/core/client';
+import { InternalError, HttpError } from '@nemo-gym/core/errors';
+import { ConversionError, UpstreamError, chatCompletionToResponse, moveThinkToReasoningContent, postJson, responsesToChatParams, wrapThink, type ChatCompletionCreateParams, type NeMoGymResponse, type ResponseCreateParams } from '@nemo-gym/core/openai';
 import { EndpointPool, type Endpoint } from './endpoints.js';
 
 export const VLLMModelConfigFields = {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
-import { findOpenPort, parseGlobalConfig, repoRoot, type ConfigDict } from '@nemo-gym/core';
+import { findOpenPort, parseGlobalConfig, repoRoot, type ConfigDict } from '@nemo-gym/core/config';
 import type { CommandSpec } from '../runtime.js';
 import { ServerFleet } from '../commands/run.js';
 import { sectionCompCoding } from './comp-coding.js';

@@ -7,7 +7,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { repoRoot } from '@nemo-gym/core';
+import { repoRoot } from '@nemo-gym/core/config';
 
 const SOLUTION = 'n = int(input())\na = list(map(int, input().split()))\nprint(sum(a), max(a))\nprint(*sorted(a))';
 

@@ -3,7 +3,10 @@
  * a JSONL file, with bounded concurrency, failure records, resume and aggregate metrics.
  * The servers must already be running (ng-run); their addresses come from the head server.
  */
-import { collectRollouts, isDict, ServerClient, UsageError, type ConfigDict, type Progress } from '@nemo-gym/core';
+import { ServerClient } from '@nemo-gym/core/client';
+import { isDict, type ConfigDict } from '@nemo-gym/core/config';
+import { UsageError } from '@nemo-gym/core/errors';
+import { collectRollouts, type Progress } from '@nemo-gym/core/rollouts';
 import type { CommandSpec } from '../runtime.js';
 
 function fmtDuration(s: number): string {

@@ -1,6 +1,7 @@
 /** ng-dump-config: the merged config, interpolations resolved, secrets redacted. */
 import { stringify } from 'yaml';
-import { redactSecrets, resolveAll, ConfigError, InterpolationError } from '@nemo-gym/core';
+import { redactSecrets, resolveAll, InterpolationError } from '@nemo-gym/core/config';
+import { ConfigError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 
 export const dumpConfigCommand: CommandSpec = {

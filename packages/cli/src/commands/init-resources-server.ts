@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TemplatesMissingError, UsageError } from '@nemo-gym/core';
+import { TemplatesMissingError, UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 
 /** packages/cli/templates, found from both src/commands (sources) and dist/src/commands (build). */

@@ -3,7 +3,9 @@
  * collated training files. Flags: +output_dirpath, +mode (train_preparation | example_validation),
  * +should_download, plus "+config_paths=[...]" naming the agent configs.
  */
-import { prepareData, UsageError, type ConfigDict, type PrepareMode } from '@nemo-gym/core';
+import { type ConfigDict } from '@nemo-gym/core/config';
+import { prepareData, type PrepareMode } from '@nemo-gym/core/data';
+import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 
 const MODES: PrepareMode[] = ['train_preparation', 'example_validation'];

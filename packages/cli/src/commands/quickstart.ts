@@ -4,7 +4,9 @@
  * metrics and where the file is, and stops the servers.
  */
 import { join } from 'node:path';
-import { collectRollouts, findOpenPort, parseGlobalConfig, repoRoot, ServerClient } from '@nemo-gym/core';
+import { ServerClient } from '@nemo-gym/core/client';
+import { findOpenPort, parseGlobalConfig, repoRoot } from '@nemo-gym/core/config';
+import { collectRollouts } from '@nemo-gym/core/rollouts';
 import type { CommandSpec } from '../runtime.js';
 import { ServerFleet } from './run.js';
 import { progressLine } from './collect-rollouts.js';

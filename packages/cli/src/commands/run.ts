@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { stringify } from 'yaml';
-import { ConfigError, listLaunchable, repoRoot, startHeadServer, type ConfigDict } from '@nemo-gym/core';
+import { listLaunchable, repoRoot, type ConfigDict } from '@nemo-gym/core/config';
+import { ConfigError } from '@nemo-gym/core/errors';
+import { startHeadServer } from '@nemo-gym/core/server';
 import type { CommandSpec } from '../runtime.js';
 import { onStopRequest } from '../lifecycle.js';
 

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { NgError, TestRunError, UsageError } from '@nemo-gym/core';
+import { NgError, TestRunError, UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 import { parseEntrypoint } from './init-resources-server.js';
 

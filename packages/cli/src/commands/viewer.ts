@@ -2,7 +2,8 @@
  * ng-viewer: browse a rollouts JSONL file in the browser (list, filters, one rollout as a
  * conversation, reward distribution, aggregate metrics). Serves 127.0.0.1:7860 by default.
  */
-import { UsageError, type ConfigDict } from '@nemo-gym/core';
+import { type ConfigDict } from '@nemo-gym/core/config';
+import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 import { onStopRequest } from '../lifecycle.js';
 

@@ -1,5 +1,6 @@
-export * from './client.js';
-export * from './retry.js';
-export * from './fetch.js';
-export * from './dispatch.js';
-export * from './agent.js';
+/** @nemo-gym/core/client: Calling other servers: ServerClient, pooled fetch, cookie headers, the retry policy type. */
+export { createPool, DEFAULT_POOL, type PoolOptions } from './agent.js';
+export { DEFAULT_TIMEOUTS, fetchGlobalConfig, ServerClient, ServerResponse, type ClientTimeouts, type RequestOptions, type ServerClientOptions } from './client.js';
+export { createPooledFetch, type PooledFetchOptions } from './fetch.js';
+export { DEFAULT_RETRY, type RequestClass, type RetryPolicy } from './retry.js';
+export { formatCookieHeader, parseCookieHeader, parseSetCookies } from '../http/cookies.js';

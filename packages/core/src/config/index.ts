@@ -1,6 +1,7 @@
-export * from './merge.js';
-export * from './overrides.js';
-export * from './interpolate.js';
-export * from './instances.js';
-export * from './parse.js';
-export * from './redact.js';
+/** @nemo-gym/core/config: Config loading: YAML merge, overrides, interpolation, server instances, paths and ports. */
+export { AgentServerRefSchema, DatasetConfigSchema, DOMAINS, DomainSchema, getFirstServerConfigDict, listLaunchable, listServerInstances, ModelServerRefSchema, ResourcesServerRefSchema, SERVER_TYPES, ServerRefSchema, type DatasetConfig, type ServerInstance, type ServerRef, type ServerType } from './instances.js';
+export { InterpolationError, resolveAll } from './interpolate.js';
+export { isDict, type ConfigDict } from './merge.js';
+export { parseOverride, type Override, type ParsedArgs } from './overrides.js';
+export { closest, DEFAULT_HEAD_PORT, DEFAULT_HOST, findOpenPort, getGlobalConfig, loadYamlFile, parseGlobalConfig, repoRoot, sharedPath, type ParsedConfig, type ParseOptions } from './parse.js';
+export { isSecretKey, redactSecrets } from './redact.js';

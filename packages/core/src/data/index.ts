@@ -1,7 +1,5 @@
-export * from './pyjson.js';
-export * from './tdigest.js';
-export * from './metrics.js';
-export * from './validate.js';
-export * from './lines.js';
-export * from './compare.js';
-export * from './prepare.js';
+/** @nemo-gym/core/data: Dataset validation, metrics and ng-prepare-data. */
+export { DatasetMetrics, MetricsKeyCollisionError, MixedMetricTypesError, type MetricsDoc, type SampleMetrics } from './metrics.js';
+export { metricsJson, prepareData, PrepareDataError, type PrepareDataErrorCode, type PrepareDataOptions, type PrepareDataResult, type PrepareMode } from './prepare.js';
+export { pyDumps } from './pyjson.js';
+export { checkCreateParams, checkRow, sampleMetrics, type RowCheck, type RowProblem } from './validate.js';

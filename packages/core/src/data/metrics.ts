@@ -4,7 +4,7 @@
  * serialized with the reference implementation's key names and number formatting.
  */
 import { NgError } from '../errors.js';
-import { pyRound } from '../py/index.js';
+import { pyRound } from '../py/json.js';
 import type { PyDict, PyValue } from './pyjson.js';
 import { TDigest } from './tdigest.js';
 

@@ -10,7 +10,7 @@
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { once } from 'node:events';
-import { SERVER_TYPES, checkInstance, isAlmostServer, RESERVED_KEYS, type DatasetConfig as ConfigDatasetConfig } from '../config/index.js';
+import { SERVER_TYPES, checkInstance, isAlmostServer, RESERVED_KEYS, type DatasetConfig as ConfigDatasetConfig } from '../config/instances.js';
 import { NgError } from '../errors.js';
 import { diffMetrics } from './compare.js';
 import { readLines } from './lines.js';

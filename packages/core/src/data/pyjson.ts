@@ -3,7 +3,7 @@
  * loader itself (`pyJsonLoads`, int -> bigint, float -> number, object -> Map) is Python's
  * `json.loads` in ../py/json.ts.
  */
-import { pyJsonDumps, type PyValue } from '../py/index.js';
+import { pyJsonDumps, type PyValue } from '../py/json.js';
 
 export { pyJsonLoads, PyJsonDecodeError, toPlain, type PyDict, type PyValue } from '../py/index.js';
 

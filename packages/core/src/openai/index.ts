@@ -1,4 +1,6 @@
-export * from './schemas.js';
-export * from './converter.js';
-export * from './upstream.js';
-export * from './proxy.js';
+/** @nemo-gym/core/openai: Responses API and Chat Completions schemas, converters, and helpers for model servers that call a backend. */
+export { chatCompletionToResponse, chatMessageToOutputItems, chatUsageToResponseUsage, ConversionError, extractThink, moveThinkToReasoningContent, responsesToChatParams, wrapThink, type ConverterOptions, type IdSource } from './converter.js';
+export { backendErrorAnswer, checkBackendAnswer } from './proxy.js';
+export { ChatAssistantMessageSchema, ChatChoiceSchema, ChatCompletionCreateParamsSchema, ChatCompletionMessageSchema, ChatCompletionSchema, ChatDeveloperMessageSchema, ChatMessageSchema, ChatSystemMessageSchema, ChatToolCallSchema, ChatToolMessageSchema, ChatToolParamSchema, ChatUsageSchema, ChatUserMessageSchema, fullCreateParamsDump, fullItemDump, fullResponseDump, FunctionToolParamSchema, hasTokenFields, ReasoningParamSchema, RESPONSE_CREATE_PARAMS_KEYS, RESPONSE_KEYS, ResponseContentPartSchema, ResponseCreateParamsSchema, ResponseFunctionCallOutputSchema, ResponseFunctionToolCallSchema, ResponseInputTextSchema, ResponseItemSchema, ResponseMessageItemSchema, ResponseOtherItemSchema, ResponseOutputRefusalSchema, ResponseOutputTextSchema, ResponseReasoningItemSchema, ResponseSchema, ResponsesToolChoiceSchema, ResponseSummarySchema, ResponseUsageSchema, TOKEN_FIELD_KEYS, TokenFieldsSchema, ToolParamSchema, type ChatCompletion, type ChatCompletionCreateParams, type ChatCompletionMessage, type ChatMessage, type ChatToolCall, type FunctionToolParam, type NeMoGymResponse, type ResponseContentPart, type ResponseCreateParams, type ResponseFunctionCallOutput, type ResponseFunctionToolCall, type ResponseItem, type ResponseMessageItem, type ResponseOtherItem, type ResponseReasoningItem, type ResponseUsage, type TokenFields, type ToolParam } from './schemas.js';
+export { openAIStatusError, parseBackendJson, postJson, redactSecret, sendToBackend, UpstreamError, type PostJsonOptions, type UpstreamFailureKind } from './upstream.js';
+export { outputText } from '../responses.js';

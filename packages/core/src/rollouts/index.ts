@@ -1,3 +1,3 @@
-export * from './collect.js';
-export * from './metrics.js';
-export type { AttemptRecord, FailureRecord } from './sink.js';
+/** @nemo-gym/core/rollouts: The rollout collection engine behind ng-collect-rollouts. */
+export { collectRollouts, type CollectOptions, type CollectSummary, type Progress } from './collect.js';
+export { type AttemptRecord, type FailureRecord } from './sink.js';

@@ -1,8 +1,10 @@
-export * from './define.js';
-export * from './kinds.js';
-export * from './config.js';
-export * from './logger.js';
-export * from './lifecycle.js';
-export * from './session.js';
-export * from './errors.js';
-export * from './head.js';
+/** @nemo-gym/core/server: The server runtime: the three server kinds, their config schemas, sessions, lifecycle. */
+export { RawJson } from '../http/raw-json.js';
+export { AgentServerConfigSchema, BaseServerConfigSchema, ModelServerConfigSchema, ResourcesServerConfigSchema } from './config.js';
+export { requestSessionId, route, type BuildOptions, type HandlerContext, type Route, type ServerDefinition, type ServerDefinitionInput, type ServerKind, type SetupContext } from './define.js';
+export { type ValidationDetail } from './errors.js';
+export { startHeadServer, type InstanceInfo } from './head.js';
+export { BaseRunRequestSchema, BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, BaseVerifyResponseSchema, defineAgent, defineModelServer, defineResourcesServer, type AgentInput, type BaseRunRequest, type BaseVerifyRequest, type BaseVerifyResponse, type ModelServerInput, type ResourcesServerInput } from './kinds.js';
+export { startIfMain } from './lifecycle.js';
+export { type Logger } from './logger.js';
+export { decodeSession, encodeSession } from './session.js';

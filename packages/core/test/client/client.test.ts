@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse as NodeResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPool, createPooledFetch, dispatchRequest, requestFailure, ServerClient, ServerUnreachableError, TimeoutError, type RetryPolicy } from '@nemo-gym/core';
+import { createPool, createPooledFetch, ServerClient, type RetryPolicy } from '@nemo-gym/core/client';
+import { ServerUnreachableError, TimeoutError } from '@nemo-gym/core/errors';
+import { dispatchRequest, requestFailure } from '@nemo-gym/core/internal';
 
 type Handler = (req: IncomingMessage, res: NodeResponse, body: string) => void;
 

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  backoffDelay,
-  classifyRequest,
-  DEFAULT_RETRY,
-  isConnectFailure,
-  parseRetryAfter,
-  retryAfterMs,
-  retryDecision,
-  retryPolicy,
-  withRetries,
-  type RetryPolicy,
-} from '@nemo-gym/core';
+import { DEFAULT_RETRY, type RetryPolicy } from '@nemo-gym/core/client';
+import { backoffDelay, classifyRequest, isConnectFailure, parseRetryAfter, retryAfterMs, retryDecision, retryPolicy, withRetries } from '@nemo-gym/core/internal';
 
 const err = (code: string) => Object.assign(new Error(code), { code });
 const wrapped = (code: string) => new Error('fetch failed', { cause: err(code) });

@@ -6,7 +6,9 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { metricsJson, prepareData, pyDumps, pyJsonLoads, diffMetrics, type PyValue } from '../../src/data/index.js';
+import { metricsJson, prepareData, pyDumps } from '../../src/data/index.js';
+import { pyJsonLoads, type PyValue } from '../../src/py/index.js';
+import { diffMetrics } from '../../src/internal/index.js';
 
 const upstream = resolve(__dirname, '../../../../../shared/upstream-data');
 const have = existsSync(upstream);

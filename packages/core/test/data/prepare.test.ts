@@ -2,15 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  diffMetrics,
-  findAgentDatasets,
-  numericClose,
-  prepareData,
-  PrepareDataError,
-  pyJsonLoads,
-  type PrepareDataOptions,
-} from '../../src/data/index.js';
+import { diffMetrics, findAgentDatasets, numericClose } from '../../src/internal/index.js';
+import { prepareData, PrepareDataError, type PrepareDataOptions } from '../../src/data/index.js';
+import { pyJsonLoads } from '../../src/py/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -111,7 +105,7 @@ describe('validation and metrics', () => {
     const words = metrics.get('Json-dumped number of words (proxy for token count)') as Map<string, unknown>;
     expect(words.get('Min')).toBe(2); // {"input": []} is two words
     // Run the validation step alone to see the report.
-    const { DataPrepareEngine } = await import('../../src/data/index.js');
+    const { DataPrepareEngine } = await import('../../src/internal/index.js');
     const logs2: string[] = [];
     const engine = new DataPrepareEngine({ mode: 'example_validation', output_dirpath: 'out', cwd, log: (t) => logs2.push(t) });
     const state = await engine.validateDataset({ name: 'example', type: 'example', jsonl_fpath: 'data/example.jsonl', num_repeats: 1, gitlab_identifier: null, license: null });
@@ -200,7 +194,7 @@ describe('validation and metrics', () => {
 
 describe('word counts follow the validated dump', () => {
   it('drops unknown keys inside items, content parts and function tools, keeps explicit nulls', async () => {
-    const { sampleMetrics, createParamsDump } = await import('../../src/data/index.js');
+    const { sampleMetrics } = await import('../../src/data/index.js'); const { createParamsDump } = await import('../../src/internal/index.js');
     const params = {
       input: [
         { role: 'user', content: 'hi there', extra_note: 'dropped words here' },
@@ -225,7 +219,7 @@ describe('word counts follow the validated dump', () => {
     const m = sampleMetrics(params);
     expect(m).toEqual({ tools: 1, turns: 2, temperature: 1, words: m.words });
     // {"input": [{"role": "user", "content": "hi there"}, ...] ...} counted on the pruned dump
-    const { countDumpWords } = await import('../../src/data/index.js');
+    const { countDumpWords } = await import('../../src/internal/index.js');
     expect(m.words).toBe(countDumpWords(dump));
     expect(m.words).toBeLessThan(countDumpWords(params));
   });
@@ -271,7 +265,7 @@ describe('repeats and collation', () => {
   it('repeats each line consecutively, counts offending indexes with repeats, and writes 6 lines for 2 x 3', async () => {
     const cwd = workdir();
     writeFileSync(join(cwd, 'data/example.jsonl'), `${row('first')}\n${JSON.stringify({ nope: 1 })}\n`);
-    const { DataPrepareEngine } = await import('../../src/data/index.js');
+    const { DataPrepareEngine } = await import('../../src/internal/index.js');
     const engine = new DataPrepareEngine({ mode: 'example_validation', output_dirpath: 'out', cwd, log: () => {} });
     const state = await engine.validateDataset({ name: 'e', type: 'example', jsonl_fpath: 'data/example.jsonl', num_repeats: 2, gitlab_identifier: null, license: null });
     expect(state.offendingIndexes).toEqual([2, 3]);

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countDumpWords, pyDumps, pyJsonLoads, readLines, TDigest, AvgMinMax } from '../../src/data/index.js';
+import { countDumpWords, readLines, TDigest, AvgMinMax } from '../../src/internal/index.js';
+import { pyDumps } from '../../src/data/index.js';
+import { pyJsonLoads } from '../../src/py/index.js';
 
 describe('lossless JSON', () => {
   it('keeps ints, floats, big ints and key order as Python does', () => {

@@ -2,14 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  ConversionError,
-  ResponseCreateParamsSchema,
-  chatCompletionToResponse,
-  chatMessageToOutputItems,
-  moveThinkToReasoningContent,
-  responsesToChatParams,
-} from '../../src/openai/index.js';
+import { ConversionError, ResponseCreateParamsSchema, chatCompletionToResponse, chatMessageToOutputItems, moveThinkToReasoningContent, responsesToChatParams } from '../../src/openai/index.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const roundTripPath = join(repoRoot, '..', 'shared', 'upstream-data', 'vllm_model', 'round_trip_test_data.json');

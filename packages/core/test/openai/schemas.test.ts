@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ChatCompletionCreateParamsSchema,
-  ChatCompletionSchema,
-  ResponseCreateParamsSchema,
-  ResponseItemSchema,
-  ResponseSchema,
-  fullCreateParamsDump,
-  fullItemDump,
-  fullResponseDump,
-} from '../../src/openai/index.js';
+import { ChatCompletionCreateParamsSchema, ChatCompletionSchema, ResponseCreateParamsSchema, ResponseItemSchema, ResponseSchema, fullCreateParamsDump, fullItemDump, fullResponseDump } from '../../src/openai/index.js';
 
 describe('ResponseCreateParamsSchema', () => {
   it('keeps exactly the caller keys (no defaults) and accepts string input', () => {

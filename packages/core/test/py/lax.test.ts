@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toLaxInt } from '@nemo-gym/core';
+import { toLaxInt } from '@nemo-gym/core/py';
 
 // Results of pydantic 2.13 validating `x: int` in lax mode.
 const CASES: [unknown, number | null][] = [

@@ -4,22 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import {
-  PyFloat,
-  pyFloatFromStr,
-  pyIntFromStr,
-  pyIsAlpha,
-  pyIsLower,
-  pyIsUpper,
-  pyLen,
-  pyLstrip,
-  pyRepr,
-  pyRstrip,
-  pySplit,
-  pyStrCompare,
-  pyStrip,
-  pyStrRepr,
-} from '@nemo-gym/core';
+import { PyFloat, pyFloatFromStr, pyIntFromStr, pyIsAlpha, pyIsLower, pyIsUpper, pyLen, pyLstrip, pyRepr, pyRstrip, pySplit, pyStrCompare, pyStrip, pyStrRepr } from '@nemo-gym/core/py';
 
 const python = spawnSync('python3', ['--version'], { encoding: 'utf8' }).status === 0 ? 'python3' : null;
 

@@ -1,16 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  pyCount,
-  pyFindall,
-  PyRegex,
-  PyRegexError,
-  PyRegexUnsupportedError,
-  PY_RE,
-  pySearch,
-  pySplitCount,
-  translatePyRegex,
-} from '@nemo-gym/core';
+import { pyCount, pyFindall, PyRegex, PyRegexError, PyRegexUnsupportedError, PY_RE, pySearch, pySplitCount, translatePyRegex } from '@nemo-gym/core/py';
 
 interface Case {
   pattern: string;

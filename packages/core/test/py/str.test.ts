@@ -1,17 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  pyFloatFromStr,
-  pyIsAlpha,
-  pyIsLower,
-  pyIsUpper,
-  pyLen,
-  pyLstrip,
-  pyRstrip,
-  pySliceStr,
-  pySplit,
-  pyStrCompare,
-  pyStrip,
-} from '@nemo-gym/core';
+import { pyFloatFromStr, pyIsAlpha, pyIsLower, pyIsUpper, pyLen, pyLstrip, pyRstrip, pySliceStr, pySplit, pyStrCompare, pyStrip } from '@nemo-gym/core/py';
 
 // Expected values are what CPython 3.11 returns for the same calls.
 describe('Python str methods', () => {

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { collectRollouts, ServerClient, type FailureRecord, type RetryPolicy } from '@nemo-gym/core';
+import { ServerClient, type RetryPolicy } from '@nemo-gym/core/client';
+import { collectRollouts, type FailureRecord } from '@nemo-gym/core/rollouts';
 
 /** What the stub agent does with one /run: answer with a body and status, or drop the connection. */
 type Behaviour = (row: Record<string, any>, req: IncomingMessage, res: ServerResponse) => void;
