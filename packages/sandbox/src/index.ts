@@ -1,4 +1,4 @@
-export { Sandbox, removeStaleRoots, type SandboxOptions, type SessionSpec } from './sandbox.js';
+export { Sandbox, removeStaleRoots, removeStaleContainers, type SandboxOptions, type SessionSpec } from './sandbox.js';
 export { SandboxSession, type SessionReply, type SessionFailure } from './session.js';
 export { SlotPool, type PoolStats } from './pool.js';
 export { SandboxError, SandboxBusyError } from './errors.js';

@@ -7,7 +7,7 @@ import { sandboxEnv } from './env.js';
 import { SandboxError } from './errors.js';
 import { liveProcessGroups } from './launch.js';
 import { SlotPool, type PoolStats } from './pool.js';
-import { probeProvider } from './probe.js';
+import { probeProvider, runTrusted } from './probe.js';
 import type { ContainerSettings, LaunchSpec, ProviderSetup } from './providers.js';
 import { resolveArgv, runOnce } from './run.js';
 import { SandboxSession, type SessionOptions } from './session.js';
@@ -83,6 +83,26 @@ export function removeStaleRoots(dir = tmpdir(), prefix = ROOT_PREFIX): number {
   return removed;
 }
 
+/** Removes containers whose owning server (label ng-sandbox-owner=<pid>) is gone. */
+export async function removeStaleContainers(c: Pick<ContainerSettings, 'engine' | 'runtime'>): Promise<number> {
+  const runtime = c.runtime ? ['--runtime', c.runtime] : [];
+  const ps = await runTrusted(c.engine, [...runtime, 'ps', '-a', '--filter', 'label=ng-sandbox-owner', '--format', '{{.Names}} {{index .Labels "ng-sandbox-owner"}}'], 30_000);
+  if (!ps.ok) return 0;
+  const stale: string[] = [];
+  for (const line of ps.stdout.split('\n')) {
+    const [name, owner] = line.trim().split(/\s+/);
+    if (!name || !owner || !/^\d+$/.test(owner)) continue;
+    try {
+      process.kill(Number(owner), 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') stale.push(name);
+    }
+  }
+  if (stale.length === 0) return 0;
+  const rm = await runTrusted(c.engine, [...runtime, 'rm', '-f', '-t', '0', ...stale], 60_000);
+  return rm.ok ? stale.length : 0;
+}
+
 export class Sandbox {
   readonly pool: SlotPool;
   readonly limits: Limits;
@@ -116,6 +136,10 @@ export class Sandbox {
     });
     const sb = new Sandbox(outcome.setup, outcome.info, options);
     const log = options.log;
+    if (outcome.setup.container) {
+      const removed = await removeStaleContainers(outcome.setup.container);
+      if (removed && log) log('info', `sandbox: removed ${removed} container(s) left by a server that was killed`);
+    }
     if (log) {
       log('info', `sandbox provider: ${outcome.info.name} (python ${outcome.info.python}); guarantees: ${outcome.info.guarantees.join('; ')}`);
       for (const s of outcome.skipped) log('info', `sandbox provider not used: ${s}`);

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox } from '../src/sandbox.js';
 import { SandboxBusyError } from '../src/errors.js';
-import { alive, CONTAINER, hasPython, providersHere } from './helpers.js';
+import { execFileSync } from 'node:child_process';
+import { alive, CONTAINER, hasContainer, hasPython, providersHere } from './helpers.js';
 
 describe.skipIf(!hasPython).each(providersHere)('provider %s', (provider) => {
   let sb: Sandbox;
@@ -97,4 +98,20 @@ describe.skipIf(!hasPython)('pool', () => {
       await sb.close();
     }
   });
+});
+
+describe.skipIf(!hasContainer)('container provider start-up', () => {
+  it('removes containers left by a server that was killed (its owner pid is gone)', async () => {
+    const name = `ng-sbx-stale-test-${process.pid}`;
+    // A pid above the kernel's maximum (4194304) cannot exist.
+    // Created, not started: `ps -a` lists it all the same, and nothing has to be stopped.
+    execFileSync('podman', ['create', '--name', name, '--label', 'ng-sandbox-owner=4999999', '--network', 'none', CONTAINER.image, CONTAINER.python], { stdio: 'ignore', timeout: 60_000 });
+    const sb = await Sandbox.create({ provider: 'container', container: CONTAINER });
+    try {
+      const left = execFileSync('podman', ['ps', '-a', '--filter', `name=${name}`, '--format', '{{.Names}}'], { encoding: 'utf8', timeout: 30_000 });
+      expect(left.trim()).toBe('');
+    } finally {
+      await sb.close();
+    }
+  }, 60_000);
 });
