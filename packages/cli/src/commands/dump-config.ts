@@ -1,6 +1,6 @@
 /** ng-dump-config: the merged config, interpolations resolved, secrets redacted. */
 import { stringify } from 'yaml';
-import { redactSecrets, resolveAll, InterpolationError } from '@nemo-gym/core/config';
+import { collectSecretValues, redactSecrets, resolveAll, InterpolationError } from '@nemo-gym/core/config';
 import { ConfigError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 
@@ -15,7 +15,7 @@ export const dumpConfigCommand: CommandSpec = {
       if (err instanceof InterpolationError) throw new ConfigError(err.message);
       throw err;
     }
-    process.stdout.write(stringify(redactSecrets(resolved), { aliasDuplicateObjects: false, lineWidth: 0 }));
+    process.stdout.write(stringify(redactSecrets(resolved, collectSecretValues(resolved)), { aliasDuplicateObjects: false, lineWidth: 0 }));
     return 0;
   },
 };

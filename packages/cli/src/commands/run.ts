@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { stringify } from 'yaml';
-import { listLaunchable, repoRoot, type ConfigDict } from '@nemo-gym/core/config';
+import { instanceConfig, listLaunchable, publicConfig, repoRoot, type ConfigDict } from '@nemo-gym/core/config';
 import { ConfigError } from '@nemo-gym/core/errors';
 import { startHeadServer } from '@nemo-gym/core/server';
 import type { CommandSpec } from '../runtime.js';
@@ -83,7 +83,9 @@ export class ServerFleet {
     } catch (err) {
       throw new ConfigError(`Could not start the head server on ${head.host}:${head.port} (${(err as Error).message}). Is another ng-run running? Stop it, or set +head_server.port=<free port>.`);
     }
-    const configYaml = stringify(this.config, { aliasDuplicateObjects: false, lineWidth: 0 });
+    // Each server gets the public (masked) config plus its own block complete: a secret
+    // reaches only the process whose own config uses it.
+    const pub = publicConfig(this.config);
     for (const p of plans) {
       const host = String(p.inner.host);
       const port = Number(p.inner.port);
@@ -93,7 +95,7 @@ export class ServerFleet {
         cwd: join(root, p.serverType, p.impl),
         env: {
           ...process.env,
-          NEMO_GYM_CONFIG_DICT: configYaml,
+          NEMO_GYM_CONFIG_DICT: stringify(instanceConfig(this.config, p.name, pub), { aliasDuplicateObjects: false, lineWidth: 0 }),
           NEMO_GYM_CONFIG_PATH: p.name,
           NEMO_GYM_ROOT: root,
           NEMO_GYM_EXIT_ON_STDIN_CLOSE: '1',

@@ -4,4 +4,5 @@ export { InterpolationError, resolveAll } from './interpolate.js';
 export { isDict, type ConfigDict } from './merge.js';
 export { parseOverride, type Override, type ParsedArgs } from './overrides.js';
 export { closest, DEFAULT_HEAD_PORT, DEFAULT_HOST, findOpenPort, getGlobalConfig, loadYamlFile, parseGlobalConfig, repoRoot, sharedPath, type ParsedConfig, type ParseOptions } from './parse.js';
-export { isSecretKey, redactSecrets } from './redact.js';
+export { collectSecretValues, isSecretKey, MASK, redactSecrets, redactUrlCredentials } from './redact.js';
+export { instanceConfig, publicConfig } from './scoped.js';

@@ -1,18 +1,101 @@
-/** Secret redaction for anything printed: keys naming an api key, token, secret or password. */
-const SECRET_KEY_RE = /api_key|apikey|token|secret|password|authorization/i;
+/**
+ * Secret redaction for anything printed or handed to another process.
+ *
+ * One rule decides whether a key names a secret: the key is split into words on any separator
+ * (`_`, `-`, `.`, space) and at camelCase boundaries; it is secret when the joined words contain
+ * `apikey`, `accesskey`, `privatekey`, `secretkey`, `secret`, `password`, `passwd`,
+ * `authorization`, `credential` or `cookie`, or when its last word ends in `token`
+ * (`hf_token`, `accessToken`; `max_tokens` and `token_ids` are counts and lists, not secrets).
+ * Strings are also scrubbed of credentials inside URLs (`scheme://user:PASSWORD@host`, and query
+ * parameters whose name is secret by the same rule).
+ */
+export const MASK = '****';
 
-export function isSecretKey(key: string): boolean {
-  return SECRET_KEY_RE.test(key);
+const SECRET_WORDS_RE = /apikey|accesskey|privatekey|secretkey|secret|password|passwd|authorization|credential|cookie/;
+
+function words(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 }
 
-export function redactSecrets<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => redactSecrets(v)) as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== '' && typeof v !== 'object' ? '****' : redactSecrets(v);
-    }
-    return out as T;
+export function isSecretKey(key: string): boolean {
+  const w = words(key);
+  if (w.length === 0) return false;
+  if (SECRET_WORDS_RE.test(w.join(''))) return true;
+  return w[w.length - 1]!.endsWith('token');
+}
+
+// scheme://user:password@ -> scheme://user:****@
+const URL_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*):([^/\s@?#]+)@/gi;
+// ?api_key=...&token=... inside a URL
+const URL_QUERY_RE = /([?&])([^=&#\s]+)=([^&#\s]*)/g;
+
+/** Masks credentials written inside URLs anywhere in `text`. */
+export function redactUrlCredentials(text: string): string {
+  let out = text.replace(URL_USERINFO_RE, (_m, head: string) => `${head}:${MASK}@`);
+  if (out.includes('://') || out.includes('?')) {
+    out = out.replace(URL_QUERY_RE, (m, sep: string, name: string, value: string) => (value && isSecretKey(name) ? `${sep}${name}=${MASK}` : m));
   }
-  return value;
+  return out;
+}
+
+/** The credentials a URL string carries (the password of its user info), for {@link collectSecretValues}. */
+function urlCredentials(text: string): string[] {
+  return [...text.matchAll(URL_USERINFO_RE)].map((m) => m[2]!);
+}
+
+/** Shortest value treated as a secret when scrubbing it out of other strings. */
+const MIN_SECRET_LENGTH = 4;
+
+/**
+ * Every value held under a secret-looking key (and every password inside a URL) in `value`,
+ * so that copies of it under innocent-looking keys can be masked too.
+ */
+export function collectSecretValues(value: unknown, out: Set<string> = new Set()): Set<string> {
+  const add = (s: string) => {
+    if (s.length >= MIN_SECRET_LENGTH && s !== MASK) out.add(s);
+  };
+  if (typeof value === 'string') {
+    for (const c of urlCredentials(value)) add(c);
+  } else if (Array.isArray(value)) {
+    for (const v of value) collectSecretValues(v, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (isSecretKey(k) && (typeof v === 'string' || typeof v === 'number')) add(String(v));
+      else collectSecretValues(v, out);
+    }
+  }
+  return out;
+}
+
+function scrubString(text: string, knownSecrets: readonly string[]): string {
+  let out = redactUrlCredentials(text);
+  for (const s of knownSecrets) if (out.includes(s)) out = out.split(s).join(MASK);
+  return out;
+}
+
+/**
+ * A copy of `value` with every secret-looking key's value shown as `****`, credentials in URLs
+ * masked, and every occurrence of a `knownSecrets` value inside other strings masked.
+ */
+export function redactSecrets<T>(value: T, knownSecrets: Iterable<string> = []): T {
+  // Longest first, so a secret that contains another is masked whole.
+  const known = [...knownSecrets].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return scrubString(v, known);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        out[k] = isSecretKey(k) && (typeof x === 'number' || (typeof x === 'string' && x !== '')) ? MASK : walk(x);
+      }
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
 }
