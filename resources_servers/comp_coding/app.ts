@@ -6,7 +6,7 @@ import { NgError } from '@nemo-gym/core/errors';
 import { outputText } from '@nemo-gym/core/openai';
 import { pyStrip } from '@nemo-gym/core/py';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
-import { Sandbox } from '@nemo-gym/sandbox';
+import { Sandbox, sandboxConfigShape, sandboxOptionsFromConfig } from '@nemo-gym/sandbox';
 import { Grader, extractCode, type UnitTests } from './src/grade.js';
 
 export const CompCodingConfigSchema = ResourcesServerConfigSchema.extend({
@@ -16,19 +16,8 @@ export const CompCodingConfigSchema = ResourcesServerConfigSchema.extend({
   unit_test_timeout_secs: z.coerce.number().int().min(1),
   /** Upstream's key, required; accepted and unused (the runner prints no debug output). */
   debug: z.boolean(),
-  /** Where programs run: `auto` (the strongest provider available), `local`, `bwrap`, `container`. */
-  sandbox_provider: z.enum(['auto', 'local', 'bwrap', 'container']).default('auto'),
-  /** Container provider settings: engine (podman or docker), image, python inside the image. */
-  sandbox_container: z
-    .object({
-      engine: z.string().optional(),
-      image: z.string().optional(),
-      python: z.string().optional(),
-      runtime: z.string().optional(),
-      extra_args: z.array(z.string()).optional(),
-    })
-    .default({}),
-  python_executable: z.string().min(1).default('python3'),
+  /** `sandbox_provider` (default `auto`: the strongest provider available), `sandbox_container`, `python_executable`. */
+  ...sandboxConfigShape('auto'),
   /** Address-space limit of a grading process, MiB (the runner also caps its data segment at 4 GiB as upstream does). */
   memory_limit_mb: z.coerce.number().int().min(256).default(4096),
   /** `warm` (default: pre-started runners fork a confined child per verify) or `per_verify`
@@ -68,14 +57,10 @@ export const server = defineResourcesServer({
   configSchema: CompCodingConfigSchema,
   setup: async ({ config, log }): Promise<State> => {
     const sandbox = await Sandbox.create({
-      provider: config.sandbox_provider,
-      python: config.python_executable,
-      pythonConfigKey: 'python_executable',
+      ...sandboxOptionsFromConfig(config, log),
       poolSize: config.num_processes,
       maxQueue: config.max_queue,
-      container: { ...config.sandbox_container, extraArgs: config.sandbox_container.extra_args },
       name: 'ng-comp-coding',
-      log: (level, msg) => (level === 'warn' ? log.warn(msg) : log.info(msg)),
     });
     const grader = new Grader({
       sandbox,

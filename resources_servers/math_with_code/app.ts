@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, requestSessionId, startIfMain } from '@nemo-gym/core/server';
 import { scoreResponse, type OutputItemLike } from './src/answer.js';
-import type { Sandbox } from '@nemo-gym/sandbox';
+import { sandboxConfigShape, sandboxOptionsFromConfig, type Sandbox } from '@nemo-gym/sandbox';
 import { PythonInterpreter, createSandbox, removeStaleScratch, type SandboxOptions } from './src/sandbox.js';
 import { SessionPool } from './src/sessions.js';
 
@@ -15,7 +15,6 @@ export const MathWithCodeConfigSchema = ResourcesServerConfigSchema.extend({
   max_execution_time: positiveInt(10),
   /** `normalized` (upstream's later fix, default) or `legacy` (the pinned upstream commit). */
   answer_matching: z.enum(['normalized', 'legacy']).default('normalized'),
-  python_executable: z.string().min(1).default('python3'),
   memory_limit_mb: z.coerce.number().int().min(64).default(2048),
   output_limit_chars: positiveInt(20_000),
   session_cpu_limit_s: positiveInt(600),
@@ -31,18 +30,8 @@ export const MathWithCodeConfigSchema = ResourcesServerConfigSchema.extend({
   readable_paths: z.array(z.string()).default([]),
   /** Where interpreters run (@nemo-gym/sandbox): `local` (default: process group, network
    * namespace, rlimits, Landlock, seccomp), `bwrap`, `container`, or `auto` (the strongest that
-   * runs here). */
-  sandbox_provider: z.enum(['auto', 'local', 'bwrap', 'container']).default('local'),
-  /** Container provider settings: engine (podman or docker), image, python inside the image. */
-  sandbox_container: z
-    .object({
-      engine: z.string().optional(),
-      image: z.string().optional(),
-      python: z.string().optional(),
-      runtime: z.string().optional(),
-      extra_args: z.array(z.string()).optional(),
-    })
-    .default({}),
+   * runs here); also `sandbox_container` and `python_executable`. */
+  ...sandboxConfigShape('local'),
 });
 export type MathWithCodeConfig = z.output<typeof MathWithCodeConfigSchema>;
 
@@ -69,13 +58,7 @@ export const server = defineResourcesServer({
     const stale = await removeStaleScratch();
     if (stale) log.info(`removed ${stale} scratch folder(s) left by a server that was killed`);
     const isolateNetwork = config.isolate_network && !config.allow_network;
-    const sb = await createSandbox({
-      pythonExecutable: config.python_executable,
-      provider: config.sandbox_provider,
-      isolateNetwork,
-      container: { ...config.sandbox_container, extraArgs: config.sandbox_container.extra_args },
-      log: (level, msg) => (level === 'warn' ? log.warn(msg) : log.info(msg)),
-    });
+    const sb = await createSandbox({ ...sandboxOptionsFromConfig(config, log), isolateNetwork });
     const wrapper = sb.provider === 'local' ? sb.setup.netWrapper : [];
     const sandbox: SandboxOptions = {
       sandbox: sb,

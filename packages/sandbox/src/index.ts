@@ -7,3 +7,5 @@ export { probePython, probeProvider, confineScriptPath, type PythonFacts } from 
 export { bwrapCommand, containerCommand, localCommand, type LaunchSpec, type ProviderSetup, type ContainerSettings } from './providers.js';
 export { liveProcessGroups } from './launch.js';
 export { DEFAULT_LIMITS, type Limits, type RunRequest, type RunResult, type ProviderInfo, type ProviderName, type Durations } from './types.js';
+export { sandboxConfigShape, sandboxOptionsFromConfig, type SandboxConfig } from './config.js';
+export { commandRuns, processAlive } from './host.js';

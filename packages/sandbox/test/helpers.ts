@@ -1,13 +1,4 @@
-import { execFileSync } from 'node:child_process';
-
-function runs(cmd: string, args: string[]): boolean {
-  try {
-    execFileSync(cmd, args, { stdio: 'ignore', timeout: 20_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { commandRuns as runs, processAlive } from '../src/host.js';
 
 export const hasPython = runs('python3', ['-c', 'pass']);
 export const hasBwrap = hasPython && runs('bwrap', ['--ro-bind', '/', '/', '--unshare-net', '--die-with-parent', '/bin/true']);
@@ -33,12 +24,4 @@ for (const [name, ok, why] of [
   if (!ok) console.log(`sandbox tests: provider ${name} skipped: ${why}`);
 }
 
-export function alive(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const alive = processAlive;

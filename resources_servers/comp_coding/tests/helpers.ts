@@ -1,14 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { commandRuns } from '@nemo-gym/sandbox';
 import { server } from '../app.js';
 
-export const hasPython = (() => {
-  try {
-    execFileSync('python3', ['-c', 'pass'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+export const hasPython = commandRuns('python3', ['-c', 'pass']);
 if (!hasPython) console.log('comp_coding: python3 is not installed; grading tests are skipped');
 
 export type App = Awaited<ReturnType<typeof server.build>>;

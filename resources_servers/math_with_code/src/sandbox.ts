@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Sandbox, SandboxError, removeStaleRoots, type ProviderName, type SandboxSession, type SessionReply } from '@nemo-gym/sandbox';
+import { Sandbox, SandboxError, removeStaleRoots, type ProviderName, type SandboxOptions as SandboxCreateOptions, type SandboxSession, type SessionReply } from '@nemo-gym/sandbox';
 
 const PACKAGE_NAME = '@nemo-gym/math_with_code';
 /** Scratch folders are `<tmpdir>/ng-math-with-code-<server pid>-XXXXXX/<one per interpreter>`. */
@@ -243,24 +243,8 @@ export class PythonInterpreter {
 // ---------------------------------------------------------------------------------------------
 // Choosing the sandbox
 
-export interface CreateSandboxOptions {
-  pythonExecutable: string;
-  provider: 'auto' | ProviderName;
-  isolateNetwork: boolean;
-  container?: { engine?: string; image?: string; python?: string; runtime?: string; extraArgs?: string[] };
-  log?: (level: 'info' | 'warn', message: string) => void;
-}
-
 /** The sandbox interpreters start in. Interpreters are long-lived sessions; the sandbox's run
  * pool is not used (each session is one process, bounded by max_sessions). */
-export async function createSandbox(o: CreateSandboxOptions): Promise<Sandbox> {
-  return Sandbox.create({
-    provider: o.provider,
-    python: o.pythonExecutable,
-    pythonConfigKey: 'python_executable',
-    isolateNetwork: o.isolateNetwork,
-    container: o.container,
-    log: o.log,
-    name: SCRATCH_NAME,
-  });
+export async function createSandbox(o: Omit<SandboxCreateOptions, 'name'>): Promise<Sandbox> {
+  return Sandbox.create({ ...o, name: SCRATCH_NAME });
 }

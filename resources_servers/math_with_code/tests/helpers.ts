@@ -1,25 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { commandRuns } from '@nemo-gym/sandbox';
 import { server } from '../app.js';
 
 /** True when `python3` runs here; the server tests need a real interpreter. */
-export const hasPython = (() => {
-  try {
-    execFileSync('python3', ['-c', 'pass'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+export const hasPython = commandRuns('python3', ['-c', 'pass']);
 if (!hasPython) console.log('math_with_code: python3 is not installed; interpreter tests are skipped');
 
 /** Whether `module` imports in the interpreter the server uses. */
 export function pythonHas(module: string): boolean {
-  try {
-    execFileSync('python3', ['-c', `import ${module}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return commandRuns('python3', ['-c', `import ${module}`]);
 }
 
 export type App = Awaited<ReturnType<typeof server.build>>;

@@ -3,18 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, hasPython, Session, type App } from './helpers.js';
 import { SessionPool } from '../src/sessions.js';
-import type { Sandbox } from '@nemo-gym/sandbox';
+import { processAlive, type Sandbox } from '@nemo-gym/sandbox';
 import { createSandbox, removeStaleScratch, type SandboxOptions } from '../src/sandbox.js';
 
-const alive = (pid: number | undefined) => {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 
 describe.skipIf(!hasPython)('sandbox', () => {
   let app: App;
@@ -171,7 +163,7 @@ describe.skipIf(!hasPython)('session pool', () => {
   let sandbox: SandboxOptions;
   let sb: Sandbox;
   beforeAll(async () => {
-    sb = await createSandbox({ pythonExecutable: 'python3', provider: 'local', isolateNetwork: true });
+    sb = await createSandbox({ python: 'python3', provider: 'local', isolateNetwork: true });
     sandbox = {
       sandbox: sb,
       timeoutS: 5,
