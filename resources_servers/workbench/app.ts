@@ -7,12 +7,11 @@
 import { z } from 'zod';
 import { HttpError } from '@nemo-gym/core/errors';
 import { LaxInt, pyJsonDumps } from '@nemo-gym/core/py';
-import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, startIfMain, type HandlerContext } from '@nemo-gym/core/server';
+import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, SessionStore, startIfMain, type HandlerContext } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
 import { DEFAULT_CSV_DATA_URL, loadWorkbenchData, type WorkbenchData } from './src/data.js';
 import { PyException, type Value } from './src/py.js';
 import { predictedCalls, reward } from './src/replay.js';
-import { SessionStore } from './src/sessions.js';
 import { callTool, Environment, TOOLS } from './src/tools.js';
 
 export const WorkbenchConfigSchema = ResourcesServerConfigSchema.extend({

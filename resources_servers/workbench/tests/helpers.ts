@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { sharedPath } from '@nemo-gym/core/config';
 import { readDataDir, type WorkbenchData } from '../src/data.js';
-import { SessionStore } from '../src/sessions.js';
+import { SessionStore } from '@nemo-gym/core/server';
 import { Table } from '../src/table.js';
 import { Environment } from '../src/tools.js';
 import { runToolRoute, type State } from '../app.js';

@@ -8,3 +8,4 @@ export { BaseRunRequestSchema, BaseSeedSessionRequestSchema, BaseVerifyRequestSc
 export { startIfMain } from './lifecycle.js';
 export { type Logger } from './logger.js';
 export { decodeSession, encodeSession } from './session.js';
+export { SessionStore, type SessionDropReason, type SessionStoreOptions } from './session-store.js';

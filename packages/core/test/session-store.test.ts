@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessionStore } from '../src/sessions.js';
+import { SessionStore } from '@nemo-gym/core/server';
 
 describe('SessionStore', () => {
   it('drops idle sessions and the least recently used beyond the cap, and says why', () => {

@@ -1,0 +1,96 @@
+/**
+ * Per-session state of a resources server. Upstream keeps an entry per session forever; here an
+ * entry is dropped when its rollout is verified (`take`/`delete`), when it has been idle longer
+ * than the TTL, and (least recently used first) when more than `maxSessions` are live, so
+ * abandoned rollouts cannot grow memory without bound. A session dropped for idleness or the cap
+ * is remembered (a bounded list of ids), so a late call is told why (servers answer 410) instead
+ * of being treated as a session that was never seeded.
+ */
+
+export type SessionDropReason = 'idle' | 'capacity';
+
+export interface SessionStoreOptions {
+  idleTtlMs: number;
+  maxSessions: number;
+  /** Clock, injectable for tests. */
+  now?: () => number;
+}
+
+export class SessionStore<T> {
+  /** Insertion order is least recently used first: every touch re-inserts the entry. */
+  private readonly entries = new Map<string, { value: T; touched: number }>();
+  /** Sessions dropped before their verify, oldest first. */
+  private readonly dropped = new Map<string, SessionDropReason>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: SessionStoreOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Whether the session is live (does not renew its idle clock). */
+  has(id: string): boolean {
+    this.sweep();
+    return this.entries.has(id);
+  }
+
+  /** The session's value (renewing its idle clock), or undefined. */
+  get(id: string): T | undefined {
+    this.sweep();
+    const e = this.entries.get(id);
+    if (!e) return undefined;
+    this.entries.delete(id);
+    e.touched = this.now();
+    this.entries.set(id, e);
+    return e.value;
+  }
+
+  /** Sets (or replaces) the session's value; a session set again is no longer reported as dropped. */
+  set(id: string, value: T): void {
+    this.dropped.delete(id);
+    this.sweep();
+    this.entries.delete(id);
+    this.entries.set(id, { value, touched: this.now() });
+    if (this.entries.size > this.options.maxSessions) this.sweep();
+  }
+
+  /** Removes the session and returns its value (undefined when the session is unknown). */
+  take(id: string): T | undefined {
+    this.sweep();
+    const e = this.entries.get(id);
+    this.entries.delete(id);
+    this.dropped.delete(id);
+    return e?.value;
+  }
+
+  delete(id: string): void {
+    this.take(id);
+  }
+
+  /** Why the session was dropped before its verify, if it was. */
+  droppedReason(id: string): SessionDropReason | undefined {
+    this.sweep();
+    return this.entries.has(id) ? undefined : this.dropped.get(id);
+  }
+
+  /** Drops idle entries and the least recently used ones above the cap. */
+  sweep(): void {
+    const cutoff = this.now() - this.options.idleTtlMs;
+    for (const [id, e] of this.entries) {
+      const idle = e.touched <= cutoff;
+      if (!idle && this.entries.size <= this.options.maxSessions) break;
+      this.entries.delete(id);
+      this.dropped.delete(id);
+      this.dropped.set(id, idle ? 'idle' : 'capacity');
+      if (this.dropped.size > this.options.maxSessions) this.dropped.delete(this.dropped.keys().next().value as string);
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.dropped.clear();
+  }
+}
