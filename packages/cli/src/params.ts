@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { closest, isDict, loadYamlFile, repoRoot, type ConfigDict, type Override } from '@nemo-gym/core/config';
+import { closest, isDict, loadYamlFile, repoRoot, RESERVED_KEYS, type ConfigDict, type Override } from '@nemo-gym/core/config';
 import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from './runtime.js';
 
@@ -17,13 +17,7 @@ import type { CommandSpec } from './runtime.js';
  * command lines work unchanged).
  */
 export const GLOBAL_KEYS: readonly string[] = [
-  'config_paths',
-  'entrypoint',
-  'default_host',
-  'head_server',
-  'disallowed_ports',
-  'head_server_deps',
-  'python_version',
+  ...RESERVED_KEYS,
   'policy_base_url',
   'policy_api_key',
   'policy_model_name',

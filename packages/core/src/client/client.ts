@@ -9,9 +9,9 @@ import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
 import { BadJsonError, HeadServerError, ServerResponseError, ServerUnreachableError, TimeoutError, UnknownServerError } from '../errors.js';
 import { formatCookieHeader, parseSetCookies } from '../http/cookies.js';
-import { dispatchRequest, splitUrl } from './dispatch.js';
+import { dispatchRequest, dispatchWithRetries, splitUrl } from './dispatch.js';
 import { createPool } from './agent.js';
-import { classifyRequest, DEFAULT_RETRY, retryPolicy, withRetries, type RequestClass, type RetryPolicy } from './retry.js';
+import { classifyRequest, DEFAULT_RETRY, retryPolicy, type RequestClass, type RetryPolicy } from './retry.js';
 
 export interface ClientTimeouts {
   connectMs: number;
@@ -176,22 +176,7 @@ export class ServerClient {
       headers['content-type'] = 'application/json';
     }
     const idempotent = requestClass === 'idempotent';
-    const result = await withRetries(
-      policy,
-      requestClass,
-      (attempt) =>
-        dispatchRequest(this.dispatcher, origin, path, {
-          method,
-          headers,
-          body: payload,
-          signal: options.signal,
-          idempotent,
-          onSent: () => {
-            attempt.sent = true;
-          },
-        }),
-      { signal: options.signal },
-    );
+    const result = await dispatchWithRetries(policy, requestClass, this.dispatcher, origin, path, { method, headers, body: payload, signal: options.signal }, { signal: options.signal });
     const url = `${origin}${path}`;
     if (result.ok) {
       const res = result.response;

@@ -7,7 +7,7 @@
  * (`UND_ERR_*`, `ECONNREFUSED`, …). It sends once: retrying is retry.ts's job.
  */
 import type { Dispatcher } from 'undici';
-import { classifyRequest } from './retry.js';
+import { classifyRequest, withRetries, type RequestClass, type RetryInfo, type RetryPolicy, type RetryResult } from './retry.js';
 
 export type ResponseHeaders = Record<string, string | string[]>;
 
@@ -141,4 +141,33 @@ export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: st
       handler,
     );
   });
+}
+
+/**
+ * One request through the retry policy: every attempt is sent with the request class's resend
+ * rule and marks itself sent once its first byte was written (a sent non-idempotent request is
+ * never resent).
+ */
+export function dispatchWithRetries(
+  policy: RetryPolicy,
+  requestClass: RequestClass,
+  dispatcher: Dispatcher,
+  origin: string,
+  path: string,
+  options: Omit<DispatchOptions, 'idempotent' | 'onSent'>,
+  retryOptions: { signal?: AbortSignal | null; onRetry?: (info: RetryInfo) => void } = {},
+): Promise<RetryResult<CollectedResponse>> {
+  return withRetries(
+    policy,
+    requestClass,
+    (attempt) =>
+      dispatchRequest(dispatcher, origin, path, {
+        ...options,
+        idempotent: requestClass === 'idempotent',
+        onSent: () => {
+          attempt.sent = true;
+        },
+      }),
+    retryOptions,
+  );
 }

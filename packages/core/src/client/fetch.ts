@@ -5,8 +5,8 @@
  * whose stream is only built if someone asks for `body`.
  */
 import { createPool } from './agent.js';
-import { dispatchRequest, splitUrl, type ResponseHeaders } from './dispatch.js';
-import { classifyRequest, NO_RETRY, retryPolicy, withRetries, type RetryPolicy } from './retry.js';
+import { dispatchWithRetries, splitUrl, type ResponseHeaders } from './dispatch.js';
+import { classifyRequest, NO_RETRY, retryPolicy, type RetryPolicy } from './retry.js';
 
 export interface PooledFetchOptions {
   connections?: number;
@@ -152,22 +152,7 @@ export function createPooledFetch(options: PooledFetchOptions = {}): typeof fetc
     const method = init.method ?? 'GET';
     const requestClass = classifyRequest(method);
     const signal = init.signal ?? null;
-    const result = await withRetries(
-      policy,
-      requestClass,
-      (attempt) =>
-        dispatchRequest(dispatcher, origin, path, {
-          method,
-          headers,
-          body,
-          signal,
-          idempotent: requestClass === 'idempotent',
-          onSent: () => {
-            attempt.sent = true;
-          },
-        }),
-      { signal },
-    );
+    const result = await dispatchWithRetries(policy, requestClass, dispatcher, origin, path, { method, headers, body, signal }, { signal });
     if (!result.ok) throw result.error;
     const res = result.response;
     const nullBody = res.status === 204 || res.status === 304 || init.method === 'HEAD';

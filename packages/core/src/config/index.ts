@@ -1,5 +1,5 @@
 /** @nemo-gym/core/config: Config loading: YAML merge, overrides, interpolation, server instances, paths and ports. */
-export { AgentServerRefSchema, DatasetConfigSchema, DOMAINS, DomainSchema, getFirstServerConfigDict, listLaunchable, listServerInstances, ModelServerRefSchema, ResourcesServerRefSchema, SERVER_TYPES, ServerRefSchema, type DatasetConfig, type ServerInstance, type ServerRef, type ServerType } from './instances.js';
+export { AgentServerRefSchema, DatasetConfigSchema, DOMAINS, DomainSchema, getFirstServerConfigDict, listLaunchable, listServerInstances, ModelServerRefSchema, RESERVED_KEYS, ResourcesServerRefSchema, SERVER_TYPES, ServerRefSchema, type DatasetConfig, type ServerInstance, type ServerRef, type ServerType } from './instances.js';
 export { InterpolationError, resolveAll } from './interpolate.js';
 export { isDict, type ConfigDict } from './merge.js';
 export { parseOverride, type Override, type ParsedArgs } from './overrides.js';

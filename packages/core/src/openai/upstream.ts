@@ -11,8 +11,8 @@
  */
 import type { Dispatcher } from 'undici';
 import { sharedPool } from '../client/agent.js';
-import { dispatchRequest, splitUrl, type CollectedResponse } from '../client/dispatch.js';
-import { classifyRequest, errorCode, retryPolicy, withRetries, type RequestClass, type RetryPolicy } from '../client/retry.js';
+import { dispatchWithRetries, splitUrl, type CollectedResponse } from '../client/dispatch.js';
+import { classifyRequest, errorCode, retryPolicy, type RequestClass, type RetryPolicy } from '../client/retry.js';
 import { HttpError } from '../errors.js';
 
 export type UpstreamFailureKind = 'status' | 'connect' | 'timeout' | 'invalid_json';
@@ -118,21 +118,13 @@ export async function sendToBackend(
   const method = opts.method ?? 'POST';
   const requestClass = opts.requestClass ?? classifyRequest(method);
   const policy = retryPolicy(opts.retry);
-  const result = await withRetries(
+  const result = await dispatchWithRetries(
     policy,
     requestClass,
-    (attempt) =>
-      dispatchRequest(dispatcher, origin, path, {
-        method,
-        headers,
-        body: payload,
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
-        idempotent: requestClass === 'idempotent',
-        onSent: () => {
-          attempt.sent = true;
-        },
-      }),
+    dispatcher,
+    origin,
+    path,
+    { method, headers, body: payload, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs },
     {
       onRetry: opts.log
         ? ({ attempt, delayMs, outcome }) =>
