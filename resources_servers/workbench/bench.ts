@@ -11,10 +11,10 @@
  * Data: ../shared/upstream-data/workbench/csv_data when present, else the server's usual lookup.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { sharedPath } from '@nemo-gym/core/config';
+import { loadReport, runPostLoad } from '@nemo-gym/core/testing';
 import { server } from './app.js';
 
 const { values: args } = parseArgs({
@@ -28,11 +28,6 @@ const { values: args } = parseArgs({
 const concurrency = Number(args.concurrency);
 const maxRequests = Number(args.requests);
 const maxSeconds = Number(args.seconds);
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 function exampleBodies(): Buffer[] {
   const text = readFileSync(new URL(import.meta.url.includes('/dist/') ? '../data/example.jsonl' : './data/example.jsonl', import.meta.url), 'utf8');
@@ -58,76 +53,27 @@ async function main(): Promise<void> {
   if (!addr || typeof addr === 'string') throw new Error('no listening address');
 
   const bodies = exampleBodies();
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency + 8 });
-  const call = (method: string, path: string, body?: Buffer) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        { host: '127.0.0.1', port: addr.port, method, path, agent, headers: body ? { 'content-type': 'application/json', 'content-length': body.length } : {} },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
   let wrong = 0;
-  const post = async (i: number) => {
-    const res = await call('POST', '/verify', bodies[i % bodies.length]);
-    const json = JSON.parse(res.text) as { reward?: number };
-    if (res.status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${res.status}`);
-    if (json.reward !== 1) wrong++;
-  };
-
-  await Promise.all(Array.from({ length: 32 }, (_, i) => post(i)));
-
-  const latencies: number[] = [];
-  const probe: number[] = [];
-  let errors = 0;
-  let issued = 0;
-  const start = performance.now();
-  const deadline = start + maxSeconds * 1000;
-  let running = true;
-  const prober = (async () => {
-    while (running) {
-      const t = performance.now();
-      await call('GET', '/');
-      probe.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
-  const client = async () => {
-    while (issued < maxRequests && performance.now() < deadline) {
-      const i = issued++;
-      const t = performance.now();
-      try {
-        await post(i);
-        latencies.push(performance.now() - t);
-      } catch {
-        errors++;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, client));
-  const elapsed = (performance.now() - start) / 1000;
-  running = false;
-  await prober;
-  agent.destroy();
+  const result = await runPostLoad({
+    port: addr.port,
+    path: '/verify',
+    bodies,
+    concurrency,
+    maxRequests,
+    maxSeconds,
+    probeIntervalMs: 20,
+    check: (status, text) => {
+      const json = JSON.parse(text) as { reward?: number };
+      if (status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${status}`);
+      if (json.reward !== 1) wrong++;
+    },
+  });
   await app.close();
 
-  latencies.sort((a, b) => a - b);
-  probe.sort((a, b) => a - b);
-  const fmt = (x: number) => x.toFixed(1);
   const workers = args.workers === undefined ? 'default worker pool' : Number(args.workers) === 0 ? 'replay on the event loop' : `${args.workers} worker(s)`;
   console.log(`workbench verify bench (${availableParallelism()} cores, concurrency ${concurrency}, ${workers}, ${bodies.length} example rows)`);
-  console.log(`  verifies: ${latencies.length} ok, ${errors} failed, ${wrong} not scored 1.0, in ${elapsed.toFixed(2)} s`);
-  console.log(`  throughput: ${(latencies.length / elapsed).toFixed(0)} verifies/s`);
-  console.log(
-    `  latency ms: p50 ${fmt(percentile(latencies, 50))}  p90 ${fmt(percentile(latencies, 90))}  p99 ${fmt(percentile(latencies, 99))}  max ${fmt(latencies[latencies.length - 1] ?? NaN)}`,
-  );
-  console.log(`  GET / during load, ms: p50 ${fmt(percentile(probe, 50))}  p99 ${fmt(percentile(probe, 99))}  (${probe.length} probes)`);
+  console.log(`  verifies: ${result.latencies.length} ok, ${result.errors} failed, ${wrong} not scored 1.0, in ${result.elapsedSeconds.toFixed(2)} s`);
+  for (const line of loadReport(result, 'verifies')) console.log(line);
 }
 
 main().catch((e: unknown) => {

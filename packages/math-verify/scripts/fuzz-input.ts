@@ -1,5 +1,7 @@
 // Random LaTeX-ish answers for robustness testing (shared by the fuzz test and scripts/fuzz.ts).
 
+import { mulberry32 } from '@nemo-gym/core/data';
+
 const PIECES = [
   '\\frac{', '}{', '}', '{', '\\sqrt{', '\\sqrt[3]{', '^', '_', '(', ')', '[', ']', '\\{', '\\}', '|', ',', ';', '=', '<', '\\le',
   '+', '-', '*', '/', '\\cdot', '\\times', '\\pi', 'e', 'x', 'y', 'i', '\\infty', '\\cup', '\\pm', '!', '%', '\\%', '.', '0', '1',
@@ -8,17 +10,8 @@ const PIECES = [
   'final answer is ', ' I hope', '\\binom{', '\\alpha', '\\mathbb{R}', '\\emptyset', '\\in', '\\approx', '10^{10^{10}}', '\\\\frac',
 ];
 
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic seeded PRNG (mulberry32, shared with the core). */
+export const rng = mulberry32;
 
 export function randomLatex(rand: () => number, maxPieces = 30): string {
   const n = 1 + Math.floor(rand() * maxPieces);

@@ -4,21 +4,11 @@
  * scores 1.0 (the tools are deterministic).
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 as rng } from '@nemo-gym/core/data';
 import { PyException } from '../src/py.js';
 import { reward } from '../src/replay.js';
 import { callTool, Environment, TOOLS } from '../src/tools.js';
 import { HAVE_DATA, realData } from './helpers.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STRINGS = [
   '', 'a', 'Kofi', '00000259', '00000013', '00000149', '00000052', '00000014', '500', 'kofi.mensah@atlas.com', 'nadia.moreau@atlas.com',

@@ -5,19 +5,9 @@
  * cell-by-cell reading of pandas' rules.
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 as rng } from '@nemo-gym/core/data';
 import { eq, isMissing, type Value } from '../src/py.js';
 import { Table, tablesEqualForReward } from '../src/table.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const COLUMNS = ['id', 'name', 'status'];
 const NEW_COLUMN = 'extra';

@@ -2,4 +2,5 @@
 export { DatasetMetrics, MetricsKeyCollisionError, MixedMetricTypesError, type MetricsDoc, type SampleMetrics } from './metrics.js';
 export { metricsJson, prepareData, PrepareDataError, type PrepareDataErrorCode, type PrepareDataOptions, type PrepareDataResult, type PrepareMode } from './prepare.js';
 export { pyDumps } from './pyjson.js';
+export { mulberry32 } from './random.js';
 export { checkCreateParams, checkRow, sampleMetrics, type RowCheck, type RowProblem } from './validate.js';

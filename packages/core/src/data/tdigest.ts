@@ -8,18 +8,7 @@
  * the Python output. For larger inputs the Python package visits centroids in a random order, so
  * both implementations give close but not bit-identical estimates.
  */
-
-/** Small deterministic generator (mulberry32) standing in for Python's random choices. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './random.js';
 
 function shuffled<T>(items: T[], rand: () => number): T[] {
   const out = items.slice();
@@ -44,7 +33,7 @@ export class TDigest {
     readonly K = 25,
     seed = 0x5eed,
   ) {
-    this.rand = rng(seed);
+    this.rand = mulberry32(seed); // stands in for Python's random choices
   }
 
   get size(): number {

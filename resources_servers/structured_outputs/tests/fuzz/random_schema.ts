@@ -4,18 +4,10 @@
  * that do not ($ref, $dynamicRef, $id, anchors, URNs, JSON pointers), prototype member names,
  * Python and broken regexes, extreme numbers, and answers that are JSON, Python-JSON or not JSON.
  */
+import { mulberry32 } from '@nemo-gym/core/data';
 
-/** mulberry32: a small deterministic PRNG. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic seeded PRNG (mulberry32, shared with the core). */
+export const rng = mulberry32;
 
 const NAMES = ['a', 'b', 'x_1', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'properties', '$ref', ''];
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null', 'date', 5];

@@ -1,0 +1,16 @@
+/**
+ * Seeded pseudo-random numbers (mulberry32): the same seed gives the same sequence on every run
+ * and platform, for estimators that need random choices and for seeded property tests.
+ */
+
+/** A generator of floats in [0, 1) determined by `seed` (taken as an unsigned 32-bit integer). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

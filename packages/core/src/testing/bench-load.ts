@@ -1,0 +1,122 @@
+/**
+ * A closed-loop HTTP load driver for the verify benchmarks: `concurrency` loops POST bodies to one
+ * path over keep-alive sockets until a request count or a time budget runs out, while a prober
+ * times GET / at a fixed interval (how responsive the server's event loop stays under load).
+ * Plain node:http keeps the client cheap on an event loop it may share with the server.
+ */
+import { Agent, request as httpRequest } from 'node:http';
+
+export interface LoadOptions {
+  port: number;
+  /** Path every body is POSTed to. */
+  path: string;
+  /** Request bodies (JSON), used in turn. */
+  bodies: readonly Buffer[];
+  concurrency: number;
+  maxRequests: number;
+  maxSeconds: number;
+  /** Throws when an answer does not count as a success (status, body). */
+  check: (status: number, text: string) => void;
+  /** Requests sent before timing starts (default 32). */
+  warmup?: number;
+  /** Pause between GET / probes in ms (default 50). */
+  probeIntervalMs?: number;
+}
+
+export interface LoadResult {
+  /** Latencies of the successful requests in ms, sorted ascending. */
+  latencies: number[];
+  /** Latencies of the GET / probes in ms, sorted ascending. */
+  probes: number[];
+  errors: number;
+  elapsedSeconds: number;
+}
+
+/** The value at percentile `p` (0-100) of an ascending array; NaN when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export async function runPostLoad(opts: LoadOptions): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: opts.concurrency + 8 });
+  const call = (method: string, path: string, body?: Buffer) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: opts.port,
+          method,
+          path,
+          agent,
+          timeout: 120_000,
+          headers: body ? { 'content-type': 'application/json', 'content-length': body.length } : {},
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path} on 127.0.0.1:${opts.port} got no answer in 120 s`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  const post = async (i: number) => {
+    const res = await call('POST', opts.path, opts.bodies[i % opts.bodies.length]);
+    opts.check(res.status, res.text);
+  };
+
+  try {
+    await Promise.all(Array.from({ length: opts.warmup ?? 32 }, (_, i) => post(i)));
+
+    const latencies: number[] = [];
+    const probes: number[] = [];
+    let errors = 0;
+    let issued = 0;
+    const start = performance.now();
+    const deadline = start + opts.maxSeconds * 1000;
+    let running = true;
+    const prober = (async () => {
+      while (running) {
+        const t = performance.now();
+        await call('GET', '/');
+        probes.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, opts.probeIntervalMs ?? 50));
+      }
+    })();
+    const loop = async () => {
+      while (issued < opts.maxRequests && performance.now() < deadline) {
+        const i = issued++;
+        const t = performance.now();
+        try {
+          await post(i);
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: opts.concurrency }, loop));
+    const elapsedSeconds = (performance.now() - start) / 1000;
+    running = false;
+    await prober;
+    latencies.sort((a, b) => a - b);
+    probes.sort((a, b) => a - b);
+    return { latencies, probes, errors, elapsedSeconds };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** The throughput, latency and probe lines both verify benchmarks print. */
+export function loadReport(result: LoadResult, unit: string): string[] {
+  const fmt = (x: number) => x.toFixed(1);
+  const { latencies, probes } = result;
+  return [
+    `  throughput: ${(latencies.length / result.elapsedSeconds).toFixed(0)} ${unit}/s`,
+    `  latency ms: p50 ${fmt(percentile(latencies, 50))}  p90 ${fmt(percentile(latencies, 90))}  p99 ${fmt(percentile(latencies, 99))}  max ${fmt(latencies[latencies.length - 1] ?? NaN)}`,
+    `  GET / during load, ms: p50 ${fmt(percentile(probes, 50))}  p99 ${fmt(percentile(probes, 99))}  (${probes.length} probes)`,
+  ];
+}
