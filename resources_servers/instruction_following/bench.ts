@@ -11,22 +11,11 @@
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import { sharedPath } from '@nemo-gym/core/config';
-import { loadReport, runPostLoad } from '@nemo-gym/core/testing';
+import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/core/testing';
 import { server } from './app.js';
 
-const { values: args } = parseArgs({
-  options: {
-    concurrency: { type: 'string', default: '256' },
-    requests: { type: 'string', default: '5000' },
-    seconds: { type: 'string', default: '30' },
-    workers: { type: 'string' },
-  },
-});
-const concurrency = Number(args.concurrency);
-const maxRequests = Number(args.requests);
-const maxSeconds = Number(args.seconds);
+const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();
 
 const PARAGRAPH =
   'Dr. Smith reviewed the results on Monday. The team, which had worked for months, was relieved! ' +
@@ -77,16 +66,14 @@ async function main(): Promise<void> {
   const shared = sharedPath('nltk_data');
   const config: Record<string, unknown> = { name: 'instruction_following', domain: 'instruction_following' };
   if (existsSync(shared)) config.nltk_data_dir = shared;
-  if (args.workers) config.num_workers = Number(args.workers);
+  if (workers) config.num_workers = workers;
   const app = await server.build({ config });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no listening address');
+  const port = await listenOnLoopback(app);
 
   const bodies = Array.from({ length: 64 }, (_, i) => Buffer.from(JSON.stringify(makeRow(i))));
   // The warm-up requests start every worker and load its data.
   const result = await runPostLoad({
-    port: addr.port,
+    port,
     path: '/verify',
     bodies,
     concurrency,

@@ -12,22 +12,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import { sharedPath } from '@nemo-gym/core/config';
-import { loadReport, runPostLoad } from '@nemo-gym/core/testing';
+import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/core/testing';
 import { server } from './app.js';
 
-const { values: args } = parseArgs({
-  options: {
-    concurrency: { type: 'string', default: '256' },
-    requests: { type: 'string', default: '5000' },
-    seconds: { type: 'string', default: '30' },
-    workers: { type: 'string' },
-  },
-});
-const concurrency = Number(args.concurrency);
-const maxRequests = Number(args.requests);
-const maxSeconds = Number(args.seconds);
+const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();
 
 function exampleBodies(): Buffer[] {
   const text = readFileSync(new URL(import.meta.url.includes('/dist/') ? '../data/example.jsonl' : './data/example.jsonl', import.meta.url), 'utf8');
@@ -46,16 +35,14 @@ async function main(): Promise<void> {
   const shared = sharedPath('upstream-data', 'workbench', 'csv_data');
   const config: Record<string, unknown> = { name: 'workbench', domain: 'agent' };
   if (existsSync(shared)) config.csv_data_dir = shared;
-  if (args.workers !== undefined) config.verify_workers = Number(args.workers);
+  if (workers !== undefined) config.verify_workers = workers;
   const app = await server.build({ config });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no listening address');
+  const port = await listenOnLoopback(app);
 
   const bodies = exampleBodies();
   let wrong = 0;
   const result = await runPostLoad({
-    port: addr.port,
+    port,
     path: '/verify',
     bodies,
     concurrency,
@@ -70,8 +57,8 @@ async function main(): Promise<void> {
   });
   await app.close();
 
-  const workers = args.workers === undefined ? 'default worker pool' : Number(args.workers) === 0 ? 'replay on the event loop' : `${args.workers} worker(s)`;
-  console.log(`workbench verify bench (${availableParallelism()} cores, concurrency ${concurrency}, ${workers}, ${bodies.length} example rows)`);
+  const mode = workers === undefined ? 'default worker pool' : workers === 0 ? 'replay on the event loop' : `${workers} worker(s)`;
+  console.log(`workbench verify bench (${availableParallelism()} cores, concurrency ${concurrency}, ${mode}, ${bodies.length} example rows)`);
   console.log(`  verifies: ${result.latencies.length} ok, ${result.errors} failed, ${wrong} not scored 1.0, in ${result.elapsedSeconds.toFixed(2)} s`);
   for (const line of loadReport(result, 'verifies')) console.log(line);
 }

@@ -5,6 +5,51 @@
  * Plain node:http keeps the client cheap on an event loop it may share with the server.
  */
 import { Agent, request as httpRequest } from 'node:http';
+import { parseArgs } from 'node:util';
+
+/** The command-line settings every verify benchmark takes. */
+export interface LoadArgs {
+  concurrency: number;
+  maxRequests: number;
+  maxSeconds: number;
+  /** `--workers N` when given (the server's own default otherwise). */
+  workers: number | undefined;
+}
+
+/**
+ * `[--concurrency 256] [--requests 5000] [--seconds 30] [--workers N]`; a value that is not a
+ * whole number ≥ 0 (≥ 1 for concurrency) stops the benchmark with a message naming the flag.
+ */
+export function parseLoadArgs(argv: string[] = process.argv.slice(2)): LoadArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      concurrency: { type: 'string', default: '256' },
+      requests: { type: 'string', default: '5000' },
+      seconds: { type: 'string', default: '30' },
+      workers: { type: 'string' },
+    },
+  });
+  const whole = (flag: string, text: string, min: number): number => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} must be a whole number of at least ${min}, got ${JSON.stringify(text)}`);
+    return n;
+  };
+  return {
+    concurrency: whole('concurrency', values.concurrency, 1),
+    maxRequests: whole('requests', values.requests, 1),
+    maxSeconds: whole('seconds', values.seconds, 1),
+    workers: values.workers === undefined ? undefined : whole('workers', values.workers, 0),
+  };
+}
+
+/** Listens on 127.0.0.1 with a free port and returns the port. */
+export async function listenOnLoopback(app: { listen(opts: { host: string; port: number }): Promise<unknown>; server: { address(): unknown } }): Promise<number> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address() as { port?: number } | string | null;
+  if (!addr || typeof addr === 'string' || typeof addr.port !== 'number') throw new Error('the benchmark server has no listening address');
+  return addr.port;
+}
 
 export interface LoadOptions {
   port: number;
