@@ -2,9 +2,8 @@
 // the task's unit tests (LiveCodeBench format: stdio, or call-based with `fn_name`) inside
 // @nemo-gym/sandbox; reward 1.0 when every test passes.
 import { z } from 'zod';
-import { NgError } from '@nemo-gym/core/errors';
 import { outputText } from '@nemo-gym/core/openai';
-import { pyStrip } from '@nemo-gym/core/py';
+import { PyException, pyStrip } from '@nemo-gym/core/py';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { Sandbox, sandboxConfigShape, sandboxOptionsFromConfig } from '@nemo-gym/sandbox';
 import { Grader, extractCode, type UnitTests } from './src/grade.js';
@@ -45,12 +44,7 @@ interface State {
 }
 
 /** The exception upstream raises for a bad request (its server answers 500 with repr(e)). */
-class PyException extends NgError {
-  constructor(pyType: string, message: string) {
-    super('NG_ERR_PY_EXCEPTION', `${pyType}: ${message}`);
-  }
-}
-const pyError = (pyType: string, message: string) => new PyException(pyType, message);
+const pyError = (pyType: string, message: string) => new PyException(pyType, message, { prefixType: true });
 
 export const server = defineResourcesServer({
   className: 'CompCodingResourcesServer',

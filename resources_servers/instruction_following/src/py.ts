@@ -1,17 +1,13 @@
 // Python value semantics that the checks depend on: kwargs coming from JSON are handled the way
 // Python would treat the equivalent values (truthiness, `<` between numbers only, bool being an
 // int). String methods and `re` come from the core's Python layer.
-import { NgError } from '@nemo-gym/core/errors';
-import { pyJsonLoads } from '@nemo-gym/core/py';
+import { PyException, pyJsonLoads } from '@nemo-gym/core/py';
 
 /** Thrown where Python would raise (TypeError, AttributeError, ValueError, ...). */
-export class PyError extends NgError {
-  constructor(
-    readonly pyType: string,
-    message: string,
-  ) {
-    super('NG_ERR_PY_EXCEPTION', `${pyType}: ${message}`);
-    this.name = 'PyError';
+/** A Python exception whose message reads `Type: str(e)`, as this server reports errors. */
+export class PyError extends PyException {
+  constructor(pyType: string, message: string) {
+    super(pyType, message, { prefixType: true });
   }
 }
 

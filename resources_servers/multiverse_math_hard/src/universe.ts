@@ -3,20 +3,12 @@
  * (add adds 1.2, sin is a cosine, pi is e, ...). Each function reproduces CPython's float
  * behaviour, including the exceptions whose text upstream sends back to the model.
  */
-import { InternalError, NgError } from '@nemo-gym/core/errors';
-import { pyFloatRepr } from '@nemo-gym/core/py';
+import { InternalError } from '@nemo-gym/core/errors';
+import { PyException, pyFloatRepr } from '@nemo-gym/core/py';
 import { CORRECTLY_ROUNDED, type Libm } from './pylibm.js';
 
-/** A Python exception: `message` is `str(e)`, which upstream returns as the 500 detail. */
-export class PyException extends NgError {
-  constructor(
-    readonly pyType: string,
-    message: string,
-  ) {
-    super('NG_ERR_PY_EXCEPTION', message);
-    this.name = pyType;
-  }
-}
+/** Python exceptions (core's PyException): `str(e)` is what upstream returns as the 500 detail. */
+export { PyException };
 
 export const ARG_NAMES = ['a', 'b', 'radians', 'base'] as const;
 export type ArgName = (typeof ARG_NAMES)[number];

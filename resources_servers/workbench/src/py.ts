@@ -10,21 +10,12 @@
  * "missing" to pandas); a JS number is a Python int when integral and a float otherwise, unless it
  * is wrapped in `PyFloat` (a value Python holds as a float, e.g. `4.0`).
  */
-import { NgError } from '@nemo-gym/core/errors';
-import { PyFloat, pyFloatRepr, pyIntFromStr, pyStrCompare, pyStrRepr } from '@nemo-gym/core/py';
+import { PyException, PyFloat, pyFloatRepr, pyIntFromStr, pyStrCompare, pyStrRepr } from '@nemo-gym/core/py';
 
 export { PyFloat };
 
-/** A Python exception: `type` is the class name, `message` is `str(e)`. */
-export class PyException extends NgError {
-  constructor(
-    readonly type: 'TypeError' | 'ValueError' | 'KeyError' | 'AttributeError' | 'OverflowError' | 'ZeroDivisionError' | 're.error',
-    message: string,
-  ) {
-    super('NG_ERR_PY_EXCEPTION', message);
-    this.name = type;
-  }
-}
+/** Python exceptions raised by the tools: core's PyException (`pyType`, message = `str(e)`). */
+export { PyException };
 
 export type Value = unknown;
 

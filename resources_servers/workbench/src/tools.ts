@@ -91,7 +91,7 @@ function timestampOrNull(v: Value): Timestamp | null {
   try {
     return toTimestamp(v);
   } catch (e) {
-    if (e instanceof PyException && e.type === 'ValueError') return null;
+    if (e instanceof PyException && e.pyType === 'ValueError') return null;
     throw e;
   }
 }
@@ -102,7 +102,7 @@ function durationProblem(v: Value): string | null {
     if (toInt(v) <= 0) return 'Duration must be a positive number of minutes.';
     return null;
   } catch (e) {
-    if (e instanceof PyException && e.type === 'ValueError') return 'Invalid duration format. Expected a number of minutes.';
+    if (e instanceof PyException && e.pyType === 'ValueError') return 'Invalid duration format. Expected a number of minutes.';
     throw e;
   }
 }
