@@ -21,23 +21,40 @@ if (redisBin.path === null) console.log(`skipping the Redis queue tests: ${redis
 
 const lines = (p: string) => (existsSync(p) ? readFileSync(p, 'utf8').split('\n').filter((l) => l.trim()) : []);
 
-/** A stub agent: /run answers reward 1 with the row's question after `delayMs`; counts calls. */
-async function stubAgent(delayMs: number): Promise<{ server: Server; port: number; calls: () => number }> {
+/**
+ * A stub agent: /run answers reward 1 with the row's question after `delayMs`; counts calls. With
+ * `holdFrom`, every call after that many is held unanswered until `release()`.
+ */
+async function stubAgent(delayMs: number, holdFrom = Infinity): Promise<{ server: Server; port: number; calls: () => number; held: () => number; release: () => void }> {
   let calls = 0;
+  let holding = true;
+  const held: (() => void)[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       calls++;
       const row = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { responses_create_params: { input: string } };
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ reward: 1, response: { output: [] }, question: row.responses_create_params.input }));
-      }, delayMs);
+      const answer = () =>
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ reward: 1, response: { output: [] }, question: row.responses_create_params.input }));
+        }, delayMs);
+      if (holding && calls > holdFrom) held.push(answer);
+      else answer();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as AddressInfo).port, calls: () => calls };
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    calls: () => calls,
+    held: () => held.length,
+    release: () => {
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+    },
+  };
 }
 
 function inputFile(rows: number): { dir: string; input: string } {
@@ -67,7 +84,9 @@ describe.skipIf(redisBin.path === null)('distributed collection on Redis', () =>
 
   it('kill -9 of one of three workers: its leased jobs are redone elsewhere; 2,000 of 2,000 (task, repeat) written once', async () => {
     requireBuild();
-    const agent = await stubAgent(40);
+    // From the 600th call on the agent holds every rollout: each worker ends up with all 40 of its
+    // slots waiting at the agent, so the killed one surely has rollouts in flight, however loaded the machine.
+    const agent = await stubAgent(40, 600);
     const headPort = await findOpenPort([]);
     const config = { head_server: { host: '127.0.0.1', port: headPort }, stub_agent: { responses_api_agents: { stub: { host: '127.0.0.1', port: agent.port } } } };
     const head = await startHeadServer(config, '127.0.0.1', headPort);
@@ -86,27 +105,31 @@ describe.skipIf(redisBin.path === null)('distributed collection on Redis', () =>
         proc.stderr!.on('data', (d: Buffer) => (w.out += d.toString()));
         workers.push(w);
       }
-      const deadline = Date.now() + 30_000;
-      // Once every worker runs jobs (each holds up to 40 leases), kill one.
-      while ((lines(out).length < 300 || !workers.every((w) => /serving queue/.test(w.out))) && workers.every((w) => w.proc.exitCode === null) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      const deadline = Date.now() + 40_000;
+      // Once results are written and every worker has its 40 rollouts held at the agent, kill one, then let the agent answer.
+      while ((lines(out).length < 300 || agent.held() < 120) && workers.every((w) => w.proc.exitCode === null) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       for (const w of workers) expect(w.proc.exitCode, w.out).toBeNull();
+      expect(agent.held()).toBe(120);
       workers[0]!.proc.kill('SIGKILL');
+      await workers[0]!.exit;
+      agent.release();
       const summary = await collecting;
       expect(summary.failed).toBe(0);
       expect(summary.written).toBe(2000);
       const keys = keysOf(out);
       expect(keys).toHaveLength(2000);
       expect(new Set(keys).size).toBe(2000);
-      // The killed worker had rollouts in flight: they were run again, so the agent saw more than 2,000 calls.
-      expect(agent.calls()).toBeGreaterThan(2000);
+      // The killed worker's 40 rollouts in flight were run again elsewhere.
+      expect(agent.calls()).toBeGreaterThanOrEqual(2040);
       for (const w of workers.slice(1)) expect(await w.exit, w.out).toBe(0);
       expect(lines(out.replace(/\.jsonl$/, '_failures.jsonl'))).toHaveLength(0);
     } finally {
       for (const w of workers) w.proc.kill('SIGKILL');
+      agent.release();
       await head.close();
       agent.server.close();
     }
-  }, 60_000);
+  }, 90_000);
 
   it('Redis restarted mid-run (append-only file): nothing lost, nothing doubled; a rerun enqueues nothing', async () => {
     const agent = await stubAgent(5);
