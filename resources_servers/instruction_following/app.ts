@@ -1,6 +1,7 @@
 /**
  * instruction_following: IFEval-style verifiable instructions (54 ids). The reward is 1.0 when the
- * final response text follows every listed instruction. Checks run in a worker-thread pool.
+ * final response text follows every listed instruction. Checks run in a worker-thread pool, or
+ * inline on the server's own thread with `num_workers: 0` (the default when replicas take every core).
  */
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
@@ -8,10 +9,13 @@ import { repoRoot } from '@nemo-gym/core/config';
 import { ConfigError, TimeoutError } from '@nemo-gym/core/errors';
 import { LaxInt } from '@nemo-gym/core/py';
 import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
-import { WorkerPool } from '@nemo-gym/core/workers';
+import { defaultWorkerCount, replicasOnHost, WorkerPool } from '@nemo-gym/core/workers';
 import { profilesDirProblem } from './src/langdetect.js';
 import { ensurePunktDir } from './src/punkt_download.js';
 import { finalResponseText, toolsFor, type VerifyResult, type VerifyTask } from './src/verify.js';
+
+const badWorkerCount = (issue: { input?: unknown }) =>
+  `got ${String(issue.input)}; use 0 (checks inline on the server's thread) or a whole number of check worker threads`;
 
 export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.extend({
   /**
@@ -30,8 +34,18 @@ export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.exte
    * /usr/lib/python3/dist-packages/langdetect/profiles; default: the 53 of the npm package.
    */
   langdetect_profiles_dir: z.string().nullable().optional(),
-  /** Worker threads for the checks (default: CPU cores - 1). */
-  num_workers: z.number().int().min(1).nullable().optional(),
+  /**
+   * Worker threads for the checks; 0 runs them inline on the server's own thread (still stopped at
+   * verify_timeout_s). Default: this replica's share of the cores minus its main thread,
+   * max(0, floor(cores / num_replicas) - 1), so cores - 1 for a single process and 0 (inline) once
+   * there are as many replicas on the host as cores.
+   */
+  num_workers: z
+    .number()
+    .int({ error: badWorkerCount })
+    .min(0, { error: badWorkerCount })
+    .nullable()
+    .optional(),
   /** Time limit of one verify's checks; past it every instruction counts as not followed. */
   verify_timeout_s: z.number().positive().default(60),
 });
@@ -74,7 +88,7 @@ export const server = defineResourcesServer({
     const profiles = ctx.config.langdetect_profiles_dir;
     const langdetectProfilesDir = profiles ? fromRepoRoot(profiles) : null;
     toolsFor(punktDir);
-    // A bad profile folder fails start-up (the workers load the profiles on first use).
+    // A bad profile folder fails start-up (the checks load the profiles on first use).
     const problem = langdetectProfilesDir ? profilesDirProblem(langdetectProfilesDir) : null;
     if (problem) {
       throw new ConfigError(
@@ -85,7 +99,7 @@ export const server = defineResourcesServer({
     const workerModule = new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url);
     const timeoutMs = ctx.config.verify_timeout_s * 1000;
     const pool = new WorkerPool(workerModule, {
-      size: ctx.config.num_workers ?? undefined,
+      size: ctx.config.num_workers ?? defaultWorkerCount(replicasOnHost(ctx.config)),
       taskTimeoutMs: timeoutMs,
     });
     return { pool, punktDir, langdetectProfilesDir, timeoutMs };

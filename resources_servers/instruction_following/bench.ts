@@ -1,8 +1,8 @@
 /**
  * Verify benchmark: starts the instruction_following server on 127.0.0.1 (checks in its worker
- * pool), sends /verify requests at a fixed concurrency for a bounded count or time, and prints
- * verifies/s and latency percentiles, plus the latency of GET / probes sent during the load
- * (how responsive the event loop stays).
+ * pool, or inline with --workers 0), sends /verify requests at a fixed concurrency for a bounded
+ * count or time, and prints verifies/s and latency percentiles, plus the latency of GET / probes
+ * sent during the load (how responsive the event loop stays).
  *
  *   pnpm build && node resources_servers/instruction_following/dist/bench.js \
  *     [--concurrency 256] [--requests 5000] [--seconds 30] [--workers N]
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const shared = sharedPath('nltk_data');
   const config: Record<string, unknown> = { name: 'instruction_following', domain: 'instruction_following' };
   if (existsSync(shared)) config.nltk_data_dir = shared;
-  if (workers) config.num_workers = workers;
+  if (workers !== undefined) config.num_workers = workers;
   const app = await server.build({ config });
   const port = await listenOnLoopback(app);
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { NgError, TimeoutError } from '@nemo-gym/core/errors';
-import { WorkerPool } from '@nemo-gym/core/workers';
+import { defaultWorkerCount, replicasOnHost, runWithTimeLimit, WorkerPool } from '@nemo-gym/core/workers';
 
 function taskModule(source: string): URL {
   const dir = mkdtempSync(join(tmpdir(), 'ng-pool-'));
@@ -20,6 +20,9 @@ export function add(a, b) { return a + b; }
 export function where() { return { pid: process.pid, thread: threadId }; }
 export function spin(ms) { const end = Date.now() + ms; while (Date.now() < end) {} return 'done'; }
 export function fail() { throw new Error('nope'); }
+export function spinForever() { for (;;) {} }
+export function backtrack(n) { return /(a+)+$/.test('a'.repeat(n) + '!'); }
+export function guarded() { try { for (;;) {} } catch { return 'caught'; } finally { globalThis.finallyRan = true; } }
 `);
 
 // Loading takes 600 ms; a task's time limit must not count it.
@@ -131,6 +134,110 @@ describe('WorkerPool over process workers, crashes', () => {
     expect(pool.workerIds()[0]).not.toBe(pid);
     expect(await pool.run('add', [2, 2])).toBe(4);
     await pool.close();
+  });
+});
+
+describe('WorkerPool with size 0 (inline)', () => {
+  it('runs the functions on the calling thread', async () => {
+    const pool = new WorkerPool(TASKS, { size: 0, taskTimeoutMs: 5000 });
+    expect(pool.threaded).toBe(false);
+    expect(await pool.run('add', [2, 3])).toBe(5);
+    expect(await pool.run('where')).toEqual({ pid: process.pid, thread: 0 });
+    await expect(pool.run('fail')).rejects.toThrow(/nope/);
+    await expect(pool.run('missing')).rejects.toThrow(/no exported function missing/);
+    expect(pool.workersStarted).toBe(0);
+    await pool.close();
+    await expect(pool.run('add', [1, 1])).rejects.toThrow(/closed/);
+  });
+
+  it('stops a task past its time limit with TimeoutError (a loop, a backtracking regex) and keeps serving', async () => {
+    const pool = new WorkerPool(TASKS, { size: 0, taskTimeoutMs: 300 });
+    for (const [fn, args] of [['spinForever', []], ['backtrack', [40]]] as const) {
+      const t0 = performance.now();
+      const err = await pool.run(fn, [...args]).then(() => null, (e: unknown) => e);
+      const took = performance.now() - t0;
+      expect(err).toBeInstanceOf(TimeoutError);
+      expect((err as Error).message).toMatch(new RegExp(`${fn} took longer than 300 ms and was stopped`));
+      expect(took).toBeGreaterThanOrEqual(280);
+      expect(took).toBeLessThan(10_000);
+    }
+    expect(await pool.run('backtrack', [10])).toBe(false);
+    expect(await pool.run('add', [1, 1])).toBe(2);
+    await pool.close();
+  });
+
+  it('gives every task of one event-loop turn its full time limit', async () => {
+    // One call runs all five; the second spin is cut at 300 ms after 100 ms of its own, so it runs
+    // again, first of the next call, and finishes; only the endless one is stopped.
+    const pool = new WorkerPool(TASKS, { size: 0, taskTimeoutMs: 300 });
+    await pool.run('add', [0, 0]); // the module is loaded: the five below queue in the same turn
+    const outcomes = await Promise.allSettled([
+      pool.run('add', [1, 2]),
+      pool.run('spin', [200]),
+      pool.run('spin', [200]),
+      pool.run('spinForever'),
+      pool.run('add', [3, 4]),
+    ]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).name))).toEqual([3, 'done', 'done', 'TimeoutError', 7]);
+    await pool.close();
+  });
+
+  it('refuses a negative or fractional size', () => {
+    expect(() => new WorkerPool(TASKS, { size: -1 })).toThrow(/size must be a whole number >= 0 \(0 runs the tasks inline on the calling thread\), got -1/);
+    expect(() => new WorkerPool(TASKS, { size: 1.5 })).toThrow(/got 1\.5/);
+  });
+});
+
+describe('runWithTimeLimit', () => {
+  it('returns the result, passes errors through, and runs without a limit for 0', () => {
+    expect(runWithTimeLimit(() => [1, 2], 1000)).toEqual([1, 2]);
+    expect(runWithTimeLimit(() => [1, 2], 1000)).toBeInstanceOf(Array);
+    const boom = new RangeError('boom');
+    expect(() => runWithTimeLimit(() => { throw boom; }, 1000)).toThrow(boom);
+    expect(runWithTimeLimit(() => 7, 0)).toBe(7);
+  });
+
+  it('ends the function past the limit without running its catch or finally', async () => {
+    const mod = (await import(TASKS.href)) as { guarded(): string };
+    const g = globalThis as { finallyRan?: boolean };
+    delete g.finallyRan;
+    expect(() => runWithTimeLimit(() => mod.guarded(), 200, 'guarded')).toThrow(TimeoutError);
+    expect(g.finallyRan).toBeUndefined();
+  });
+
+  it('nests: an inner limit ends only the inner call', () => {
+    const out = runWithTimeLimit(() => {
+      let inner = 'finished';
+      try {
+        runWithTimeLimit(() => {
+          for (;;);
+        }, 100);
+      } catch (e) {
+        inner = e instanceof TimeoutError ? 'stopped' : String(e);
+      }
+      return inner;
+    }, 5000);
+    expect(out).toBe('stopped');
+  });
+});
+
+describe('default worker count of a replica', () => {
+  it('is its share of the cores minus its main thread, 0 once replicas take every core', () => {
+    expect(defaultWorkerCount(1, 2)).toBe(1);
+    expect(defaultWorkerCount(2, 2)).toBe(0);
+    expect(defaultWorkerCount(3, 2)).toBe(0);
+    expect(defaultWorkerCount(1, 8)).toBe(7);
+    expect(defaultWorkerCount(2, 8)).toBe(3);
+    expect(defaultWorkerCount(3, 8)).toBe(1);
+    expect(defaultWorkerCount(8, 8)).toBe(0);
+    expect(defaultWorkerCount(1, 1)).toBe(0);
+  });
+
+  it('reads the replica count from num_replicas of the server config (1 when absent or invalid)', () => {
+    expect(replicasOnHost({ num_replicas: 4 })).toBe(4);
+    expect(replicasOnHost({})).toBe(1);
+    expect(replicasOnHost({ num_replicas: 0 })).toBe(1);
+    expect(replicasOnHost({ num_replicas: '4' })).toBe(1);
   });
 });
 

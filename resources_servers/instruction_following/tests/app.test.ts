@@ -39,11 +39,23 @@ function request(instructionIds: unknown[], prompt: string, kwargs: unknown[], t
   };
 }
 
-describe.skipIf(!dataDir)('instruction_following server', () => {
+// Both ways of running the checks: one worker thread, and inline on the server's thread.
+const MODES = [
+  { mode: 'worker thread', num_workers: 1 },
+  { mode: 'inline', num_workers: 0 },
+] as const;
+
+/** The pool of a built app (to tell how its checks run). */
+function poolOf(app: App): { threaded: boolean } {
+  return (app.ngContext.state as { pool: { threaded: boolean } }).pool;
+}
+
+describe.skipIf(!dataDir).each(MODES)('instruction_following server, checks $mode', ({ num_workers }) => {
   let app: App;
 
   beforeAll(async () => {
-    app = await server.build({ config: { name: 'instruction_following', domain: 'instruction_following', nltk_data_dir: dataDir } });
+    app = await server.build({ config: { name: 'instruction_following', domain: 'instruction_following', nltk_data_dir: dataDir, num_workers } });
+    if (num_workers === 0) expect(poolOf(app).threaded).toBe(false);
   });
   afterAll(async () => {
     await app?.close();
@@ -183,11 +195,11 @@ function readJsonl(p: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-describe.skipIf(!dataDir || !existsSync(UPSTREAM_ROLLOUTS))('parity with upstream rollouts', () => {
-  if (!existsSync(UPSTREAM_ROLLOUTS)) console.log(`skipping parity: ${UPSTREAM_ROLLOUTS} is absent`);
+if (!existsSync(UPSTREAM_ROLLOUTS)) console.log(`skipping parity: ${UPSTREAM_ROLLOUTS} is absent`);
+describe.skipIf(!dataDir || !existsSync(UPSTREAM_ROLLOUTS)).each(MODES)('parity with upstream rollouts, checks $mode', ({ mode, num_workers }) => {
   let app: App;
   beforeAll(async () => {
-    app = await server.build({ config: { name: 'instruction_following', domain: 'instruction_following', nltk_data_dir: dataDir } });
+    app = await server.build({ config: { name: 'instruction_following', domain: 'instruction_following', nltk_data_dir: dataDir, num_workers } });
   });
   afterAll(async () => {
     await app?.close();
@@ -215,30 +227,95 @@ describe.skipIf(!dataDir || !existsSync(UPSTREAM_ROLLOUTS))('parity with upstrea
       expect(Object.keys(body)).toEqual(Object.keys(row));
       same++;
     }
-    console.log(`instruction_following parity: ${same}/${rows.length} recorded rollouts reproduced`);
+    console.log(`instruction_following parity (checks ${mode}): ${same}/${rows.length} recorded rollouts reproduced`);
   });
 });
 
-describe.skipIf(!dataDir)('check time limit', () => {
+describe.skipIf(!dataDir).each(MODES)('check time limit, checks $mode', ({ num_workers }) => {
   it('stops a catastrophic keyword regex, scores not followed, and keeps serving', async () => {
     const app = await server.build({
-      config: { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir, verify_timeout_s: 1 },
+      config: { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir, verify_timeout_s: 0.5, num_workers },
     });
     try {
-      const pool = (app.ngContext.state as { pool: { threaded: boolean } }).pool;
-      if (!pool.threaded) {
-        console.log('skipping time-limit check: checks run inline (build first: pnpm build)');
+      if (num_workers > 0 && !poolOf(app).threaded) {
+        console.log('skipping the worker time-limit check: checks run inline (build first: pnpm build)');
         return;
       }
+      // `(a+)+$` against 40 a's and a "!" backtracks for hours: only the time limit ends it.
       const slow = request(['punctuation:no_comma', 'keywords:existence'], 'p', [{}, { keywords: ['(a+)+$'] }], `${'a'.repeat(40)}!`);
+      const t0 = performance.now();
       let res = await app.inject({ method: 'POST', url: '/verify', payload: slow });
+      const took = performance.now() - t0;
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ reward: 0, follow_instruction_list: [false, false] });
+      expect(res.json()).toMatchObject({ reward: 0, follow_all_instructions: false, follow_instruction_list: [false, false] });
+      expect(took).toBeGreaterThanOrEqual(450);
+      expect(took).toBeLessThan(15_000);
+      // The same regex on a short text finishes: it is the time, not the pattern, that scored 0.
+      res = await app.inject({ method: 'POST', url: '/verify', payload: request(['keywords:existence'], 'p', [{ keywords: ['(a+)+$'] }], 'aaaa') });
+      expect(res.json()).toMatchObject({ reward: 1, follow_instruction_list: [true] });
       res = await app.inject({ method: 'POST', url: '/verify', payload: request(['punctuation:no_comma'], 'p', [{}], 'fine') });
       expect(res.json()).toMatchObject({ reward: 1, follow_instruction_list: [true] });
     } finally {
       await app.close();
     }
+  });
+});
+
+describe.skipIf(!dataDir)('checks inline and in a worker thread', () => {
+  it('give the same answers for every example row with every recorded and hostile response', async () => {
+    const base = { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir };
+    const worker = await server.build({ config: { ...base, num_workers: 1 } });
+    const inline = await server.build({ config: { ...base, num_workers: 0 } });
+    try {
+      expect(poolOf(inline).threaded).toBe(false);
+      const rows = readJsonl(new URL('../data/example.jsonl', import.meta.url).pathname);
+      if (existsSync(UPSTREAM_EXAMPLES)) rows.push(...readJsonl(UPSTREAM_EXAMPLES));
+      const texts = [
+        'a short answer',
+        '<<Title>>\n\nFirst paragraph, with a comma.\n\n***\n\nSecond one! P.S. bye',
+        'ALL CAPS ANSWER IN ENGLISH WITHOUT ANY PUNCTUATION',
+        '\u0000\u202e𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \ud800 e\u0301 ﷽ 👩‍👩‍👧 İstanbul ß',
+        'Dr. Smith said "Hi!" to U.S. officials... '.repeat(200),
+      ];
+      const responses = texts.map((t, i) => message(t, i));
+      if (existsSync(UPSTREAM_ROLLOUTS)) for (const r of readJsonl(UPSTREAM_ROLLOUTS)) responses.push(r.response as ReturnType<typeof message>);
+      let compared = 0;
+      let followed = 0;
+      for (const row of rows) {
+        for (const response of responses) {
+          const payload = { ...row, response };
+          const [a, b] = await Promise.all([worker, inline].map((app) => app.inject({ method: 'POST', url: '/verify', payload })));
+          expect(a!.statusCode).toBe(200);
+          expect(b!.json()).toEqual(a!.json());
+          followed += (a!.json() as { follow_instruction_list: boolean[] }).follow_instruction_list.filter(Boolean).length;
+          compared++;
+        }
+      }
+      expect(compared).toBeGreaterThanOrEqual(25);
+      // Not a comparison of empty answers: some instructions are followed, some not.
+      expect(followed).toBeGreaterThan(0);
+    } finally {
+      await worker.close();
+      await inline.close();
+    }
+  });
+
+  it('default to inline checks when the replicas on the host take every core', async () => {
+    // num_replicas is what ng-run passes on to each replica; 4096 replicas leave no core for a worker thread.
+    const app = await server.build({ config: { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir, num_replicas: 4096 } });
+    try {
+      expect(poolOf(app).threaded).toBe(false);
+      const res = await app.inject({ method: 'POST', url: '/verify', payload: request(['punctuation:no_comma'], 'p', [{}], 'fine') });
+      expect(res.json()).toMatchObject({ reward: 1, follow_instruction_list: [true] });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuse a negative or fractional num_workers, naming the key and what to use', async () => {
+    const base = { name: 'if', domain: 'instruction_following', nltk_data_dir: dataDir };
+    await expect(server.build({ config: { ...base, num_workers: -1 } })).rejects.toThrow(/num_workers: got -1; use 0 \(checks inline on the server's thread\) or a whole number of check worker threads/);
+    await expect(server.build({ config: { ...base, num_workers: 1.5 } })).rejects.toThrow(/num_workers: got 1\.5/);
   });
 });
 

@@ -3,20 +3,28 @@
  * keeps serving while it verifies. `run(name, args)` calls one in a worker thread (default) or a
  * child process (`transport: 'process'`, for code that may crash or exhaust memory). Queueing, time
  * limits, replacing workers and closing are the TaskPool's (core.ts), the same for both transports.
- * Without a compiled task module (tests on unbuilt sources) the functions run inline.
+ * `size: 0` runs the functions inline on the calling thread instead (no worker, no copy of the
+ * arguments and results), still within `taskTimeoutMs` (InlineQueue, inline.ts: a task stopped early
+ * may run again, so inline tasks must be pure), for a process that is one of several replicas sharing
+ * the cores, where the replicas are the parallelism. Without a compiled task module (tests on
+ * unbuilt sources) the functions run inline the same way.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PoolClosedError, PoolTaskError } from '../errors.js';
+import { ConfigError, PoolClosedError, PoolTaskError } from '../errors.js';
 import { TaskPool } from './core.js';
+import { InlineQueue } from './inline.js';
 import { processTransport, threadTransport } from './transports.js';
 
 export interface WorkerPoolOptions {
-  /** Number of workers (default: cores - 1, at least 1). */
+  /** Number of workers (default: cores - 1, at least 1); 0 = run the tasks inline on the calling thread. */
   size?: number;
-  /** Per-task time limit from the moment a ready worker takes the task; 0 = none. A task past it has its worker stopped and replaced. */
+  /**
+   * Per-task time limit from the moment a ready worker takes the task; 0 = none. A task past it has
+   * its worker stopped and replaced. Inline, the synchronous part of the task is stopped at the limit.
+   */
   taskTimeoutMs?: number;
   /** Per-worker heap limit in MB. */
   maxOldGenerationSizeMb?: number;
@@ -41,6 +49,25 @@ export function compiledPath(moduleUrl: URL | string): string | null {
   return existsSync(out) ? out : null;
 }
 
+/**
+ * Replicas of this server process's instance on this host: `num_replicas` of its own config block
+ * (ng-run starts that many processes of the instance on each host that runs it and passes the block
+ * on unchanged), 1 when absent or not a whole number >= 1.
+ */
+export function replicasOnHost(config: Readonly<Record<string, unknown>>): number {
+  const n = config.num_replicas;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : 1;
+}
+
+/**
+ * Default number of check workers for one of `replicas` processes of an instance on a host with
+ * `cores` cores: its share of the cores minus its own main thread, max(0, floor(cores / replicas) - 1).
+ * 0 means inline checks (`size: 0`): one replica per core is then the whole parallelism.
+ */
+export function defaultWorkerCount(replicas = 1, cores = availableParallelism()): number {
+  return Math.max(0, Math.floor(cores / Math.max(1, replicas)) - 1);
+}
+
 function entryPath(name: 'thread-entry' | 'process-entry'): string | null {
   return compiledPath(new URL(import.meta.url.endsWith('.ts') ? `./${name}.ts` : `./${name}.js`, import.meta.url));
 }
@@ -50,27 +77,34 @@ type TaskModule = Record<string, (...a: unknown[]) => unknown>;
 export class WorkerPool {
   private readonly moduleUrl: URL;
   private readonly pool: TaskPool | null;
+  private readonly inline: InlineQueue;
   private closed = false;
   private inlineModule?: Promise<TaskModule>;
 
   constructor(moduleUrl: URL | string, options: WorkerPoolOptions = {}) {
     this.moduleUrl = new URL(moduleUrl.toString());
+    const timeoutMs = options.taskTimeoutMs ?? 0;
+    this.inline = new InlineQueue(timeoutMs);
+    const size = options.size ?? Math.max(1, availableParallelism() - 1);
+    if (!Number.isInteger(size) || size < 0) {
+      throw new ConfigError(`WorkerPool size must be a whole number >= 0 (0 runs the tasks inline on the calling thread), got ${size}.`);
+    }
     const kind = options.transport ?? 'thread';
     const module = compiledPath(this.moduleUrl);
     const entry = entryPath(kind === 'process' ? 'process-entry' : 'thread-entry');
-    if (module === null || entry === null) {
+    if (size === 0 || module === null || entry === null) {
       this.pool = null;
       return;
     }
     const transport = (kind === 'process' ? processTransport : threadTransport)({ module, entry, heapLimitMb: options.maxOldGenerationSizeMb });
     this.pool = new TaskPool(transport, {
-      size: Math.max(1, options.size ?? Math.max(1, availableParallelism() - 1)),
-      taskTimeoutMs: options.taskTimeoutMs ?? 0,
+      size,
+      taskTimeoutMs: timeoutMs,
       prestart: options.prestart,
     });
   }
 
-  /** True when tasks run in workers (threads or processes); false: inline, e.g. tests on unbuilt sources. */
+  /** True when tasks run in workers (threads or processes); false: inline (`size: 0`, or tests on unbuilt sources). */
   get threaded(): boolean {
     return this.pool !== null;
   }
@@ -96,7 +130,7 @@ export class WorkerPool {
     const mod = await this.inlineModule;
     const f = mod[fn];
     if (typeof f !== 'function') throw new PoolTaskError(`the worker module has no exported function ${fn}`);
-    return await f(...args);
+    return await this.inline.run(() => f(...args), fn);
   }
 
   /** Fails waiting and running tasks (NG_ERR_POOL_CLOSED) and resolves once every worker has exited. */
