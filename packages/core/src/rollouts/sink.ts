@@ -131,6 +131,13 @@ export class RolloutSink {
     this.written++;
   }
 
+  /** Appends `count` output lines given as one text (each line ending in a newline) in one write. */
+  async results(lines: string, count: number): Promise<void> {
+    if (count === 0) return;
+    await this.out.write(lines);
+    this.written += count;
+  }
+
   async failure(rec: FailureRecord): Promise<void> {
     this.failuresOut ??= new AppendFile(this.failuresPath, 'failures file');
     this.failed++;

@@ -1,18 +1,18 @@
 /**
- * What a worker hands back: many records in one results entry (output lines as they are, no second
- * JSON encoding), and a metrics digest that counts exactly as the result it was taken from.
+ * What travels through Redis: a job (its body as it is), many records in one results entry (the
+ * output lines as one text, no second JSON encoding), and a metrics digest that counts exactly as
+ * the result it was taken from.
  */
 import { describe, expect, it } from 'vitest';
 import { MetricsAccumulator, metricsDigest } from '../../src/rollouts/metrics.js';
-import { encodeRecords, parseRecords, type QueueRecord } from '../../src/rollouts/queue/queue.js';
+import { decodeJob, decodeResults, encodeJob, encodeResults, type QueueJob, type QueueRecord } from '../../src/rollouts/queue/queue.js';
 import { taggedLine } from '../../src/rollouts/sink.js';
 
-const result = (key: string, text: string, extra: Partial<QueueRecord> = {}): QueueRecord =>
-  ({ kind: 'result', key, agent: 'a b', worker: 'w1', text, metrics: { reward: 1 }, ms: 12.5, ...extra }) as QueueRecord;
+const result = (key: string, extra: Partial<QueueRecord> = {}): QueueRecord => ({ kind: 'result', key, agent: 'a b', metrics: { reward: 1 }, ms: 12.5, ...extra }) as QueueRecord;
 
 describe('results entry encoding', () => {
-  it('round-trips results and failures in order, each output line byte for byte', () => {
-    const line = taggedLine('{"reward":1,"note":"tab\\tquote\\" line\\nbreak é 😀"}', { reward: 1 }, 3, 1, 'a b');
+  it('round-trips results and failures in order, the output lines byte for byte as one text', () => {
+    const line = taggedLine('{"reward":1,"note":"tab\\tquote\\" line\\nbreak é 😀 \\u2028"}', { reward: 1 }, 3, 1, 'a b');
     const failure: QueueRecord = {
       kind: 'failure',
       key: '4:0',
@@ -24,29 +24,48 @@ describe('results entry encoding', () => {
       delivered: 'yes',
       http_attempts: 1,
       started_at: '2025-01-01T00:00:00.000Z',
-      worker: 'w1',
     };
-    const records = [result('3:1', line), failure, result('5:0', '{"reward":0}\n', { metrics: { reward: 0, ok: true } })];
-    const back = parseRecords(['recs', encodeRecords(records)]);
-    expect(back).toEqual([records[0], failure, records[2]]);
-    expect((back[0] as { text: string }).text).toBe(line);
+    const second = result('5:0', { metrics: { reward: 0, ok: true } });
+    const fields = encodeResults('w1', [{ record: result('3:1'), text: line }, { record: failure }, { record: second, text: '{"reward":0}' }]);
+    const back = decodeResults(fields)!;
+    expect(back.worker).toBe('w1');
+    expect(back.records).toEqual([result('3:1'), failure, second]);
+    expect(back.lines).toBe(`${line}{"reward":0}\n`);
   });
 
   it('makes a result text with line breaks between its tokens one line, the same JSON', () => {
     const pretty = '{\n  "reward": 0.5,\n  "response": {"output": []}\n}';
-    const [back] = parseRecords(['recs', encodeRecords([result('0:0', pretty)])]);
-    const text = (back as { text: string }).text;
-    expect(text.endsWith('\n')).toBe(true);
-    expect(text.slice(0, -1)).not.toMatch(/\n/);
-    expect(JSON.parse(text)).toEqual(JSON.parse(pretty));
+    const back = decodeResults(encodeResults('w', [{ record: result('0:0'), text: pretty }]))!;
+    expect(back.lines.endsWith('\n')).toBe(true);
+    expect(back.lines.slice(0, -1)).not.toMatch(/\n/);
+    expect(JSON.parse(back.lines)).toEqual(JSON.parse(pretty));
   });
 
-  it('leaves out what it cannot read, keeps the rest, and ignores other fields', () => {
-    const good = encodeRecords([result('1:0', '{"reward":1}')]);
-    const text = `not json\n${good}{"kind":"result","key":"2:0"}`;
-    const back = parseRecords(['other', 'x', 'recs', text]);
-    expect(back.map((r) => r.key)).toEqual(['1:0']);
-    expect(parseRecords(['rec', '{"kind":"result"}'])).toEqual([]);
+  it('refuses an entry whose lines do not match its results, or whose records are unreadable', () => {
+    const fields = encodeResults('w', [{ record: result('1:0'), text: '{"reward":1}' }, { record: result('2:0'), text: '{"reward":1}' }]);
+    expect(decodeResults(fields)).not.toBeNull();
+    expect(decodeResults(fields.map((f, i) => (i === 5 ? '{"reward":1}\n' : f)))).toBeNull();
+    expect(decodeResults(fields.map((f, i) => (i === 5 ? '{"reward":1}\n{"reward":1}' : f)))).toBeNull();
+    expect(decodeResults(fields.map((f, i) => (i === 3 ? 'not json' : f)))).toBeNull();
+    expect(decodeResults(['meta', '[{"kind":"other","key":"1:0"}]', 'lines', ''])).toBeNull();
+    expect(decodeResults(['recs', '{"kind":"result"}'])).toBeNull();
+  });
+});
+
+describe('job encoding', () => {
+  it('round-trips a job, its body as it is', () => {
+    const job: QueueJob = { key: '12:3', run: 'abc', taskIndex: 12, rolloutIndex: 3, line: 13, agent: 'my agent\n"x"', body: '{"responses_create_params":{"input":"a\\nb é"}}' };
+    const text = encodeJob(job);
+    expect(text.endsWith(job.body)).toBe(true);
+    expect(decodeJob(text)).toEqual(job);
+  });
+
+  it('reads a job in the all-JSON form, and nothing from text that is not a job', () => {
+    const job: QueueJob = { key: '1:0', run: 'r', taskIndex: 1, rolloutIndex: 0, line: 2, agent: 'a', body: '{}' };
+    expect(decodeJob(JSON.stringify(job))).toEqual(job);
+    expect(decodeJob('garbage')).toBeNull();
+    expect(decodeJob('["x",0,1,"r","a"]\n{}')).toBeNull();
+    expect(decodeJob('{"key":"1:0"}')).toBeNull();
   });
 });
 

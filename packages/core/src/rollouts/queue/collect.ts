@@ -16,7 +16,7 @@ import { MetricsAccumulator } from '../metrics.js';
 import { fingerprintOf, prepareResume, rolloutKey } from '../resume.js';
 import { RolloutSink, type AttemptRecord } from '../sink.js';
 import { FAILURE_LABELS, FailureTracker, type FailureClass } from '../failures.js';
-import { connect, enqueue, ensureGroup, parseRecords, runKey, type QueueJob } from './queue.js';
+import { connect, decodeResults, enqueue, ensureGroup, runKey, type QueueJob } from './queue.js';
 
 export interface QueueCollectOptions {
   queueUrl: string;
@@ -140,7 +140,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
         continue;
       }
       waiting.add(key);
-      batch.push({ key, run, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, line: job.line, agent: job.agent, body: job.body, output: opts.outputPath });
+      batch.push({ key, run, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, line: job.line, agent: job.agent, body: job.body });
       if (batch.length >= 500) await flush();
     }
     await flush();
@@ -151,6 +151,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     let pos = (await withRedis('reading the writer position', budget, () => redis.get(runKey(run, 'pos')))) ?? '0-0';
     /** The position saved after the previous batch (its sync overlaps the next read). */
     let saving: Promise<unknown> = Promise.resolve();
+    let unreadable = 0;
     while (waiting.size > 0) {
       const read = (await withRedis('reading results', budget, () => reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', resultsKey, pos))) as [string, [string, string[]][]][] | null;
       const entries = read?.[0]?.[1] ?? [];
@@ -158,32 +159,55 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       /** Failed keys of this batch: the next run may enqueue them again. */
       const failedKeys: string[] = [];
       const writes: Promise<void>[] = [];
+      /** The output lines of this batch, written at once. */
+      let out = '';
+      let outCount = 0;
       for (const [id, fields] of entries) {
         pos = id;
-        for (const rec of parseRecords(fields)) {
+        const entry = decodeResults(fields);
+        if (entry === null) {
+          if (unreadable++ === 0) log(`Skipped a results entry (${id}) this collector cannot read: fields ${fields.filter((_, i) => i % 2 === 0).join(', ')}. Are the workers of another version?`);
+          continue;
+        }
+        /** Each result's line, when some of this entry's results are repeats (null: every result is kept). */
+        let split: string[] | null = null;
+        let kept = '';
+        let resultNo = 0;
+        for (const rec of entry.records) {
+          const isResult = rec.kind === 'result';
+          const lineNo = isResult ? resultNo++ : -1;
           if (!waiting.has(rec.key)) {
             duplicates++;
+            if (isResult && split === null) {
+              split = entry.lines.split('\n');
+              for (let i = 0; i < lineNo; i++) kept += `${split[i]}\n`;
+            }
             continue;
           }
           waiting.delete(rec.key);
-          const [t, r] = rec.key.split(':').map(Number) as [number, number];
+          const colon = rec.key.indexOf(':');
+          const t = Number(rec.key.slice(0, colon));
           if (rec.kind === 'result') {
-            // Appended without waiting for each line: the lines of a batch go to the file together.
-            writes.push(sink.result(rec.text));
-            metrics.add(rec.metrics ?? (JSON.parse(rec.text) as Record<string, unknown>), t, rec.agent);
+            if (split !== null) kept += `${split[lineNo]}\n`;
+            outCount++;
+            metrics.add(rec.metrics, t, rec.agent);
             if (typeof rec.ms === 'number') metrics.addLatency(rec.ms);
           } else {
             failedKeys.push(rec.key);
             const cls = (rec.reason_class && Object.hasOwn(FAILURE_LABELS, rec.reason_class) ? rec.reason_class : 'other') as FailureClass;
-            const reason = `${rec.reason} (worker ${rec.worker})`;
+            const reason = `${rec.reason} (worker ${entry.worker})`;
             tracker.failure(cls, reason);
-            writes.push(failure(rec.key, t, r, rec.line, rec.agent, cls, { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts }));
+            writes.push(failure(rec.key, t, Number(rec.key.slice(colon + 1)), rec.line, rec.agent, cls, { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts }));
           }
         }
+        out += split === null ? entry.lines : kept;
       }
+      writes.push(sink.results(out, outCount));
       // Written before the position moves: a restarted writer re-reads at most what it already wrote (and drops it).
       await Promise.all(writes);
       await saving;
+      // The last batch moves no position (the run's keys are deleted next), unless it has failures to unmark.
+      if (waiting.size === 0 && failedKeys.length === 0) break;
       const at = pos;
       saving = withRedis('saving the writer position', budget, async () => {
         const m = redis.multi().set(runKey(run, 'pos'), at).xtrim(resultsKey, 'MINID', at);

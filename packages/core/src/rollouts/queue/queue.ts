@@ -9,8 +9,9 @@
  *   batch of keys and their jobs in one step, so enqueuing again (a rerun, a restarted collector)
  *   adds nothing.
  * - `ng:run:<run>:results`: what workers finished, results and failures; a worker appends the
- *   records of the jobs it finished since its last hand-back as one entry and acknowledges those
- *   jobs in the same transaction (with `appendfsync always`, one sync for the whole batch). The collector is the
+ *   records of the jobs it finished since its last hand-back as one entry (the output lines of
+ *   the results as one text, written by the collector as they are) and acknowledges those jobs in
+ *   the same transaction (with `appendfsync always`, one sync for the whole batch). The collector is the
  *   one writer: it reads this stream from its saved position (`ng:run:<run>:pos`), writes each
  *   (task, repeat) once and drops repeats (a job redone after a lease expired, a command resent
  *   after a reconnect).
@@ -34,18 +35,14 @@ export interface QueueJob {
   agent: string;
   /** JSON text to POST to the agent's /run. */
   body: string;
-  /** The run's output file name, shown in worker logs. */
-  output?: string;
 }
 
+/** What a worker hands back for one job; the output line of a result travels beside it (see encodeResults). */
 export type QueueRecord =
   | {
       kind: 'result';
       key: string;
       agent: string;
-      /** The output line (the tagged result, no line break inside). */
-      text: string;
-      worker: string;
       /** What the metrics read of the result (metricsDigest), so the writer need not parse it again. */
       metrics: Record<string, unknown>;
       /** How long the rollout took at the worker, ms. */
@@ -63,7 +60,6 @@ export type QueueRecord =
       delivered: 'no' | 'yes' | 'maybe';
       http_attempts: number;
       started_at: string;
-      worker: string;
     };
 
 export const jobsKey = (queue: string) => `ng:q:${queue}:jobs`;
@@ -111,11 +107,38 @@ export async function ensureGroup(redis: Redis, queue: string): Promise<void> {
   }
 }
 
+/**
+ * A job as the text of its stream entry: a JSON header `[task, repeat, line, run, agent]`, a line
+ * break, then the body as it is (no second JSON encoding of the row; JSON text never holds a raw
+ * line break, so the first one ends the header).
+ */
+export function encodeJob(job: QueueJob): string {
+  return `${JSON.stringify([job.taskIndex, job.rolloutIndex, job.line, job.run, job.agent])}\n${job.body}`;
+}
+
+/** The job of an entry's text, or null when it is not one (a job in the earlier all-JSON form is read too). */
+export function decodeJob(text: string): QueueJob | null {
+  try {
+    if (text.charCodeAt(0) === 123 /* { */) {
+      const j = JSON.parse(text) as QueueJob;
+      return typeof j.key === 'string' && typeof j.body === 'string' ? j : null;
+    }
+    const nl = text.indexOf('\n');
+    if (nl < 0) return null;
+    const h = JSON.parse(text.slice(0, nl)) as unknown[];
+    if (!Array.isArray(h) || h.length < 5 || !Number.isInteger(h[0]) || !Number.isInteger(h[1]) || typeof h[3] !== 'string' || typeof h[4] !== 'string') return null;
+    const [taskIndex, rolloutIndex, line, run, agent] = h as [number, number, number, string, string];
+    return { key: `${taskIndex}:${rolloutIndex}`, run, taskIndex, rolloutIndex, line: Number(line), agent, body: text.slice(nl + 1) };
+  } catch {
+    return null;
+  }
+}
+
 /** Enqueues each job once per run; resolves with how many were new. */
 export async function enqueue(redis: Redis, queue: string, run: string, jobs: readonly QueueJob[]): Promise<number> {
   if (jobs.length === 0) return 0;
   const args: string[] = [];
-  for (const j of jobs) args.push(j.key, JSON.stringify(j));
+  for (const j of jobs) args.push(j.key, encodeJob(j));
   return Number(await redis.eval(ENQUEUE_LUA, 2, runKey(run, 'enqueued'), jobsKey(queue), ...args));
 }
 
@@ -126,70 +149,75 @@ export function parseEntries(entries: unknown): [string, QueueJob | null][] {
   for (const e of entries as [string, string[] | null][]) {
     const fields = e[1];
     const at = fields ? fields.indexOf('job') : -1;
-    let job: QueueJob | null = null;
-    if (fields && at >= 0) {
-      try {
-        job = JSON.parse(fields[at + 1]!) as QueueJob;
-      } catch {
-        job = null;
-      }
-    }
-    out.push([e[0], job]);
+    out.push([e[0], fields && at >= 0 && typeof fields[at + 1] === 'string' ? decodeJob(fields[at + 1]!) : null]);
   }
   return out;
 }
 
 /**
- * Finished records as the text of one results entry: per record one JSON line (the record without
- * its text), and for a result its output line after it as it is (no second JSON encoding; an
- * output line never holds a line break, see taggedLine).
+ * The fields of one results entry: `worker`, the worker's name; `meta`, one JSON array of the
+ * records; `lines`, the output lines of the results among them, in their order, each ending in a
+ * line break, as the writer appends them (the output line of a result is never JSON-encoded a
+ * second time, and the writer writes the whole text at once when it keeps every result).
  */
-export function encodeRecords(records: readonly QueueRecord[]): string {
-  let out = '';
-  for (const rec of records) {
-    if (rec.kind === 'failure') {
-      out += `${JSON.stringify(rec)}\n`;
-      continue;
-    }
-    const { text, ...meta } = rec;
+export function encodeResults(worker: string, done: readonly { record: QueueRecord; text?: string }[]): string[] {
+  const records: QueueRecord[] = [];
+  let lines = '';
+  for (const d of done) {
+    records.push(d.record);
+    if (d.record.kind !== 'result') continue;
+    const text = d.text ?? '';
     let line = text.endsWith('\n') ? text.slice(0, -1) : text;
     // Never so for a tagged line; a JSON text with line breaks between its tokens is made one line.
     if (line.includes('\n') || line.includes('\r')) line = JSON.stringify(JSON.parse(line));
-    out += `${JSON.stringify(meta)}\n${line}\n`;
+    lines += `${line}\n`;
   }
-  return out;
+  return ['worker', worker, 'meta', JSON.stringify(records), 'lines', lines];
 }
 
-/** The records of one results entry's fields (unreadable parts are left out). */
-export function parseRecords(fields: readonly string[]): QueueRecord[] {
-  const out: QueueRecord[] = [];
+/** One results entry read back: its records, and the output lines of its results in their order. */
+export interface ResultsEntry {
+  worker: string;
+  records: QueueRecord[];
+  /** The text of `lines`: as many lines (each ending in a line break) as there are results in `records`. */
+  lines: string;
+}
+
+/** Reads one results entry's fields; null when they are not one (an unknown format, a count that does not add up). */
+export function decodeResults(fields: readonly string[]): ResultsEntry | null {
+  let worker = '?';
+  let meta: string | undefined;
+  let lines = '';
   for (let f = 0; f + 1 < fields.length; f += 2) {
-    if (fields[f] !== 'recs') continue;
-    const lines = fields[f + 1]!.split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      if (!lines[i]) continue;
-      let rec: QueueRecord | null;
-      try {
-        rec = JSON.parse(lines[i]!) as QueueRecord | null;
-      } catch {
-        continue;
-      }
-      if (!rec || typeof rec !== 'object' || typeof rec.key !== 'string') continue;
-      if (rec.kind === 'result') {
-        const text = lines[++i];
-        if (text === undefined) continue;
-        out.push({ ...rec, text: `${text}\n` });
-      } else if (rec.kind === 'failure') out.push(rec);
-    }
+    if (fields[f] === 'meta') meta = fields[f + 1];
+    else if (fields[f] === 'lines') lines = fields[f + 1]!;
+    else if (fields[f] === 'worker') worker = fields[f + 1]!;
   }
-  return out;
+  if (meta === undefined) return null;
+  let records: QueueRecord[];
+  try {
+    records = JSON.parse(meta) as QueueRecord[];
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(records)) return null;
+  let results = 0;
+  for (const r of records) {
+    if (!r || typeof r !== 'object' || typeof r.key !== 'string' || (r.kind !== 'result' && r.kind !== 'failure')) return null;
+    if (r.kind === 'result') results++;
+  }
+  let count = 0;
+  for (let at = lines.indexOf('\n'); at >= 0; at = lines.indexOf('\n', at + 1)) count++;
+  if (count !== results || (lines.length > 0 && !lines.endsWith('\n'))) return null;
+  return { worker, records, lines };
 }
 
-/** A job a worker finished: its stream id, its run, what to hand back. */
+/** A job a worker finished: its stream id, its run, what to hand back (and a result's output line). */
 export interface Finished {
   id: string;
   run: string;
   record: QueueRecord;
+  text?: string;
 }
 
 /**
@@ -198,16 +226,20 @@ export interface Finished {
  * transaction for many jobs is one append-only-file write and sync on the server, and a few
  * commands, instead of several commands and a sync per job.
  */
-export async function complete(redis: Redis, queue: string, done: readonly Finished[]): Promise<void> {
+export async function complete(redis: Redis, queue: string, worker: string, done: readonly Finished[]): Promise<void> {
   if (done.length === 0) return;
-  const byRun = new Map<string, QueueRecord[]>();
-  for (const d of done) {
-    const list = byRun.get(d.run);
-    if (list) list.push(d.record);
-    else byRun.set(d.run, [d.record]);
-  }
   const m = redis.multi();
-  for (const [run, records] of byRun) m.xadd(runKey(run, 'results'), '*', 'recs', encodeRecords(records));
+  const first = done[0]!.run;
+  if (done.every((d) => d.run === first)) m.xadd(runKey(first, 'results'), '*', ...encodeResults(worker, done));
+  else {
+    const byRun = new Map<string, Finished[]>();
+    for (const d of done) {
+      const list = byRun.get(d.run);
+      if (list) list.push(d);
+      else byRun.set(d.run, [d]);
+    }
+    for (const [run, list] of byRun) m.xadd(runKey(run, 'results'), '*', ...encodeResults(worker, list));
+  }
   const ids = done.map((d) => d.id);
   m.xack(jobsKey(queue), GROUP, ...ids).xdel(jobsKey(queue), ...ids);
   const res = await m.exec();

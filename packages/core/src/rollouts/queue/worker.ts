@@ -86,7 +86,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
       const deadline = Date.now() + (opts.completeBudgetMs ?? 120_000);
       for (let attempt = 1; ; attempt++) {
         try {
-          await complete(cmd, queue, batch);
+          await complete(cmd, queue, name, batch);
           break;
         } catch (err) {
           if (Date.now() > deadline) {
@@ -106,10 +106,10 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
   };
 
   const runJob = async (id: string, job: QueueJob) => {
-    const startedAt = new Date().toISOString();
+    const startedAt = Date.now();
     const t0 = performance.now();
     let httpAttempts = 1;
-    let rec: QueueRecord;
+    let finished: Finished;
     try {
       const res = await opts.client.post(job.agent, '/run', job.body, runRetry ? { retry: runRetry } : {});
       httpAttempts = res.attempts;
@@ -117,12 +117,13 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
       const result = res.json<unknown>();
       if (result === null || typeof result !== 'object' || Array.isArray(result)) throw new BadResultError(job.agent, JSON.stringify(result).slice(0, 200));
       const row = result as Record<string, unknown>;
-      rec = { kind: 'result', key: job.key, agent: job.agent, text: taggedLine(res.text, row, job.taskIndex, job.rolloutIndex, job.agent), worker: name, metrics: metricsDigest(row), ms: Math.round((performance.now() - t0) * 100) / 100 };
+      const text = taggedLine(res.text, row, job.taskIndex, job.rolloutIndex, job.agent);
+      finished = { id, run: job.run, record: { kind: 'result', key: job.key, agent: job.agent, metrics: metricsDigest(row), ms: Math.round((performance.now() - t0) * 100) / 100 }, text };
       summary.done++;
     } catch (err) {
       const f = requestFailure(err);
       if (f) httpAttempts = f.attempts;
-      rec = {
+      const record: QueueRecord = {
         kind: 'failure',
         key: job.key,
         agent: job.agent,
@@ -132,12 +133,12 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
         status: err instanceof ServerResponseError ? err.status : null,
         delivered: delivery(err),
         http_attempts: httpAttempts,
-        started_at: startedAt,
-        worker: name,
+        started_at: new Date(startedAt).toISOString(),
       };
+      finished = { id, run: job.run, record };
       summary.failed++;
     }
-    handBack({ id, run: job.run, record: rec });
+    handBack(finished);
   };
 
   /** Starts jobs taken ahead while slots are free (not once the worker is stopping). */
