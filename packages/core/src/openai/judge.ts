@@ -5,6 +5,7 @@
  * so a broken judge is an infrastructure failure and never a reward.
  */
 import type { ServerClient } from '../client/client.js';
+import { compiled } from '../compiled-schema.js';
 import { HttpError } from '../errors.js';
 import { ResponseSchema, type NeMoGymResponse } from './schemas.js';
 
@@ -16,7 +17,7 @@ export async function askJudge(client: ServerClient, serverName: string, params:
   } catch {
     body = undefined;
   }
-  const parsed = ResponseSchema.safeParse(body);
+  const parsed = compiled(ResponseSchema).safeParse(body);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .slice(0, 3)

@@ -4,6 +4,7 @@
  * what the backend returned.
  */
 import type { z } from 'zod';
+import { compiled } from '../compiled-schema.js';
 import { HttpError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import { UpstreamError, fromOpenAIClientError, redactSecret } from './upstream.js';
@@ -34,7 +35,7 @@ export function backendErrorAnswer(err: unknown, url: string, apiKey: string): R
 
 /** Validates a backend answer; a shape we cannot use answers 502 with the first problems. */
 export function checkBackendAnswer<T extends z.ZodType>(schema: T, value: unknown, what: string, url: string): z.output<T> {
-  const r = schema.safeParse(value);
+  const r = compiled(schema).safeParse(value);
   if (r.success) return r.data;
   const problems = r.error.issues
     .slice(0, 5)

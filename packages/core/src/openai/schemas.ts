@@ -8,6 +8,7 @@
  * `/verify` and `/seed_session`.
  */
 import { z } from 'zod';
+import { compiled } from '../compiled-schema.js';
 
 /**
  * The OpenAI API surface these schemas follow: the request fields of the `openai` npm client at
@@ -95,7 +96,7 @@ export const ResponseInputImageSchema = z
   });
 export const ResponseContentPartSchema = z.looseObject({ type: z.string() }).superRefine((part, ctx) => {
   const check = (schema: z.ZodType) => {
-    const r = schema.safeParse(part);
+    const r = compiled(schema).safeParse(part);
     if (!r.success) forwardIssues(ctx, r.error.issues);
   };
   if (part.type === 'input_text') check(ResponseInputTextSchema);
@@ -207,7 +208,7 @@ export const ResponseItemSchema: z.ZodType<ResponseItem> = z.unknown().transform
     ctx.addIssue({ code: 'custom', message: '"type" must be a string', path: ['type'] });
     return z.NEVER;
   }
-  const r = schema.safeParse(value);
+  const r = compiled(schema).safeParse(value);
   if (!r.success) {
     forwardIssues(ctx, r.error.issues);
     return z.NEVER;
@@ -231,7 +232,7 @@ export type FunctionToolParam = z.infer<typeof FunctionToolParamSchema>;
 /** A tool: function tools are checked; other tool kinds (web search, MCP, ...) pass through. */
 export const ToolParamSchema = z.looseObject({ type: z.string() }).superRefine((tool, ctx) => {
   if (tool.type !== 'function') return;
-  const r = FunctionToolParamSchema.safeParse(tool);
+  const r = compiled(FunctionToolParamSchema).safeParse(tool);
   if (!r.success) forwardIssues(ctx, r.error.issues);
 });
 export type ToolParam = z.infer<typeof ToolParamSchema>;
@@ -276,7 +277,7 @@ export const ResponseCreateParamsSchema = z.strictObject({
       ctx.addIssue({ code: 'custom', message: '"input" must be a string or a list of items', input: value });
       return z.NEVER;
     }
-    const r = ResponseItemListSchema.safeParse(value);
+    const r = compiled(ResponseItemListSchema).safeParse(value);
     if (!r.success) {
       forwardIssues(ctx, r.error.issues);
       return z.NEVER;
@@ -552,7 +553,7 @@ export const ChatImagePartSchema = z.looseObject({
 });
 const ChatUserPartSchema = z.looseObject({ type: z.string() }).superRefine((part, ctx) => {
   if (part.type !== 'image_url') return;
-  const r = ChatImagePartSchema.safeParse(part);
+  const r = compiled(ChatImagePartSchema).safeParse(part);
   if (!r.success) forwardIssues(ctx, r.error.issues);
 });
 export const ChatUserMessageSchema = z.looseObject({

@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ServerClient } from '../client/client.js';
 import type { ConfigDict } from '../config/merge.js';
+import { compiled } from '../compiled-schema.js';
 import { ConfigError, HttpError } from '../errors.js';
 import { parseJsonBody } from '../http/json-body.js';
 import { RawJson } from '../http/raw-json.js';
@@ -170,7 +171,7 @@ export function defineServer<CS extends z.ZodType, S>(
     const execute = (r: AnyRoute, body: unknown, session: Session, res?: ServerResponse): RawJson | SseReply | Promise<RawJson | SseReply> => {
       // No body is fine for a route whose schema accepts {} (e.g. a tool without arguments).
       const raw = body === undefined || body === null ? {} : body;
-      const result = r.body.safeParse(raw);
+      const result = compiled(r.body).safeParse(raw);
       if (!result.success) throw new HttpError(422, raw !== body ? emptyBodyDetail() : zodIssuesToDetail(result.error.issues, body));
       const ctx = new RequestContext(config, client, globalConfig, log, state, session, cookieName, res);
       inFlight++;
