@@ -26,6 +26,7 @@ const LAYERS: Record<string, number> = {
   py: 1,
   http: 1,
   'responses.ts': 1,
+  'compiled-schema.ts': 1,
   workers: 1,
   config: 2,
   client: 3,
