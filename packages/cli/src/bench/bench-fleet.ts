@@ -321,7 +321,7 @@ function processCpuMs(pid: number | undefined): number | null {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export async function sectionQueue(rollouts: number, concurrency: number, delayMs: number, rounds = 3): Promise<void> {
+export async function sectionQueue(rollouts: number, concurrency: number, delayMs: number, rounds = 5): Promise<void> {
   console.log(`\n== J. rollouts/s through Redis (collector + 1 worker) vs the local collector: ${rollouts} rollouts, concurrency ${concurrency}, stub agent ${delayMs} ms, ${rounds} rounds ==`);
   const found = findRedisServer();
   if (found.path === null) {

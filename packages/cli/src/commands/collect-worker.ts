@@ -79,7 +79,7 @@ export const collectWorkerCommand: CommandSpec = {
     { name: 'queue_url', type: 'str', description: 'the Redis server holding the queue, e.g. redis://10.0.0.1:6379', required: true },
     { name: 'queue_name', type: 'str', description: 'queue to serve (default rollouts)' },
     { name: 'num_samples_in_parallel', type: 'int', description: 'rollouts this worker runs at once (default 256)' },
-    { name: 'prefetch', type: 'int', description: 'jobs taken ahead of a free slot, so a finished rollout is replaced at once (default: num_samples_in_parallel; 0 takes only for free slots; they go back to the queue when the worker stops)' },
+    { name: 'prefetch', type: 'int', description: 'jobs taken ahead of a free slot, so a finished rollout is replaced at once (default: num_samples_in_parallel, and more while rollouts finish faster than Redis answers; 0 takes only for free slots; they go back to the queue when the worker stops)' },
     { name: 'lease_s', type: 'float', description: 'a job untouched this long (its worker died) is run again elsewhere (default 60)' },
     { name: 'idle_exit_s', type: 'float', description: 'exit when no job was left or pending for this long (default: run until stopped)' },
     { name: 'max_attempts', type: 'int', description: 'attempts per rollout while the agent provably did not receive it (default 3)' },

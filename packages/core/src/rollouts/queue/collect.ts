@@ -38,6 +38,9 @@ export interface QueueCollectOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Enqueue batches (of 500 jobs) in flight at once. */
+const ENQUEUE_WINDOW = 8;
+
 /** Runs `fn` until it succeeds, retrying while Redis is unreachable, within a time budget. */
 async function withRedis<T>(what: string, budgetMs: number, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + budgetMs;
@@ -114,13 +117,24 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
   try {
     if (opts.restart) await withRedis('clearing the run', budget, () => redis.del(runKey(run, 'enqueued'), runKey(run, 'results'), runKey(run, 'pos')));
     await withRedis('creating the consumer group', budget, () => ensureGroup(redis, queue));
-    // 1. Enqueue what is still to do (in batches; a key enqueued by an earlier collector is not added again).
+    // 1. Enqueue what is still to do (in batches; a key enqueued by an earlier collector is not added
+    // again). A few batches are in flight at once, so the workers' supply does not wait for a round
+    // trip (and a sync) per batch; each batch is one step on the server, and sending one again adds nothing.
     let batch: QueueJob[] = [];
     let added = 0;
+    const sending = new Set<Promise<void>>();
     const flush = async () => {
       const jobs = batch;
       batch = [];
-      added += await withRedis('enqueuing jobs', budget, () => enqueue(redis, queue, run, jobs));
+      if (jobs.length === 0) return;
+      const p: Promise<void> = withRedis('enqueuing jobs', budget, () => enqueue(redis, queue, run, jobs)).then((n) => {
+        added += n;
+        sending.delete(p);
+      });
+      // Awaited below (a failure surfaces there), never left unhandled meanwhile.
+      p.catch(() => undefined);
+      sending.add(p);
+      if (sending.size >= ENQUEUE_WINDOW) await Promise.race(sending);
     };
     for await (const job of readJobs({
       inputPath: opts.inputPath,
@@ -144,6 +158,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       if (batch.length >= 500) await flush();
     }
     await flush();
+    await Promise.all(sending);
     log(`Queue ${queue}: ${added} job(s) enqueued for run ${run}${waiting.size > added ? `, ${waiting.size - added} already there from an earlier start` : ''}; waiting for workers (ng-collect-worker +queue_url=…).`);
 
     // 2. The one writer: read finished records from the saved position until every key is in.

@@ -26,8 +26,9 @@ export interface WorkerOptions {
   /** Rollouts this worker runs at once. */
   concurrency: number;
   /**
-   * Jobs taken ahead of a free slot (default: `concurrency`). They hold a lease like running jobs
-   * and go back to the queue when the worker stops; 0 reads only for free slots.
+   * Jobs taken ahead of a free slot (default: `concurrency`), and more while rollouts finish faster
+   * than Redis answers a read (see readAhead). They hold a lease like running jobs and go back to
+   * the queue when the worker stops; 0 reads only for free slots.
    */
   prefetch?: number;
   /** A job untouched this long (its worker died) is taken over. */
@@ -147,6 +148,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
       const [id, job] = ahead.shift()!;
       running.add(id);
       const t = runJob(id, job).finally(() => {
+        finishedCount++;
         running.delete(id);
         tasks.delete(t);
         fillSlots();
@@ -181,12 +183,29 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
   const claimEveryMs = Math.min(5000, Math.max(100, Math.floor(leaseMs / 4)));
   let lastClaim = 0;
   let idleSince = Date.now();
+  // Beyond `prefetch`, as many jobs as this worker finishes in two read round trips are taken
+  // ahead: with short rollouts and a slow Redis (a sync per read, a busy host) the slots then do
+  // not wait for the next read; with long rollouts this is next to nothing.
+  let finishedCount = 0;
+  /** Jobs finished per ms and the round trip of a read that found jobs (ms), both smoothed. */
+  let rate = 0;
+  let rtt = 0;
+  let rateFrom = { at: performance.now(), count: 0 };
+  const readAhead = () => {
+    const now = performance.now();
+    if (now - rateFrom.at >= 50) {
+      const sample = (finishedCount - rateFrom.count) / (now - rateFrom.at);
+      rate = rate === 0 ? sample : 0.7 * rate + 0.3 * sample;
+      rateFrom = { at: now, count: finishedCount };
+    }
+    return prefetch === 0 ? 0 : prefetch + Math.min(2 * opts.concurrency, Math.ceil(rate * rtt * 2));
+  };
   try {
     await ensureGroup(cmd, queue);
-    log(`worker ${name} serving queue ${queue} at ${opts.queueUrl.replace(/\/\/[^@/]*@/, '//****@')} (${opts.concurrency} at once, ${prefetch} ahead, lease ${leaseMs / 1000} s)`);
+    log(`worker ${name} serving queue ${queue} at ${opts.queueUrl.replace(/\/\/[^@/]*@/, '//****@')} (${opts.concurrency} at once, ${prefetch} ahead${prefetch ? ' and more while Redis is slower than the rollouts' : ''}, lease ${leaseMs / 1000} s)`);
     let readNothing = true;
     while (!opts.signal?.aborted) {
-      const room = opts.concurrency + prefetch - running.size - ahead.length;
+      const room = opts.concurrency + readAhead() - running.size - ahead.length;
       if (room <= 0) {
         await new Promise<void>((r) => (wake = r));
         // Let the rollouts finishing together all free their slots, then read for all of them at once.
@@ -202,10 +221,12 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
           fillSlots();
         }
         if (got < room) {
+          const t0 = performance.now();
           const read = (await reader.xreadgroup('GROUP', GROUP, name, 'COUNT', room - got, 'BLOCK', 500, 'STREAMS', jobsKey(queue), '>')) as [string, unknown][] | null;
           let fresh = 0;
           for (const [, entries] of read ?? []) for (const [id, job] of parseEntries(entries)) if (take(id, job)) fresh++;
           fillSlots();
+          if (fresh > 0) rtt = rtt === 0 ? performance.now() - t0 : 0.7 * rtt + 0.3 * (performance.now() - t0);
           got += fresh;
           readNothing = fresh === 0;
         }
