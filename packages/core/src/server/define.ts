@@ -184,18 +184,20 @@ export function defineServer<CS extends z.ZodType, S>(
       }
       if (isPromiseLike(out)) {
         return Promise.resolve(out).then(
-          (v: unknown) => {
-            inFlight--;
-            return toAnswer(v);
-          },
+          (v: unknown) => settled(toAnswer(v), res),
           (err: unknown) => {
             inFlight--;
             throw err;
           },
         );
       }
-      inFlight--;
-      return toAnswer(out);
+      return settled(toAnswer(out), res);
+    };
+    /** The request stops counting when its answer is made, or, for an event stream, when the stream ends. */
+    const settled = (answer: RawJson | SseReply, res: ServerResponse | undefined): RawJson | SseReply => {
+      if (answer instanceof SseReply && res !== undefined && !res.writableFinished && !res.destroyed) res.once('close', () => inFlight--);
+      else inFlight--;
+      return answer;
     };
     const failure = (err: unknown, method: string, url: string): RawJson => errorAnswer(err, log, method, url);
 
