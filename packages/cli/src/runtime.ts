@@ -157,11 +157,14 @@ export async function runCli(spec: CommandSpec, argv: readonly string[] = proces
 }
 
 /**
- * The node flags every server process starts with: a young generation larger than node's default
- * (a server allocates many short-lived objects per request; fewer scavenges cost less CPU), then
- * NEMO_GYM_NODE_ARGS (e.g. "--max-old-space-size=8192" or "--cpu-prof"), which may set its own size.
+ * The node flags every server process starts with: a young generation larger than node's default,
+ * then NEMO_GYM_NODE_ARGS (e.g. "--max-old-space-size=8192" or "--cpu-prof"), which may set its own
+ * size. A server with hundreds of requests in flight keeps their state alive across scavenges, and
+ * each scavenge copies it: at 512 rollouts in flight simple_agent spent 55 µs per rollout in
+ * scavenges with 32 MB semi-spaces and 22 µs with 64 MB. V8 grows the young generation to this
+ * size only under such an allocation rate; an idle server stays small.
  */
-export const DEFAULT_SERVER_NODE_ARGS: readonly string[] = ['--max-semi-space-size=32'];
+export const DEFAULT_SERVER_NODE_ARGS: readonly string[] = ['--max-semi-space-size=64'];
 
 export function serverNodeArgs(env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (env.NEMO_GYM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);

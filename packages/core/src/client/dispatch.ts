@@ -94,6 +94,73 @@ function watchAbort(signal: AbortSignal, onAbort: () => void): Set<() => void> {
   return set;
 }
 
+/**
+ * undici's handler for one request: collects the answer and settles the caller's promise. A class
+ * (methods shared on its prototype) rather than an object of closures: one allocation per request.
+ */
+class CollectingHandler implements Dispatcher.DispatchHandler {
+  status = 0;
+  headers: ResponseHeaders | null = null;
+  readonly chunks: Buffer[] = [];
+  /** undici's abort for this request, once it reached the request. */
+  abort: ((err: Error) => void) | null = null;
+  /** An abort that came before undici reached the request: it is cancelled when undici does. */
+  abortedEarly: Error | null = null;
+  settled = false;
+  /** The set of calls the signal cancels, with this call's entry in it. */
+  watching: Set<() => void> | null = null;
+  onAbort: (() => void) | null = null;
+
+  constructor(
+    private readonly resolve: (r: CollectedResponse) => void,
+    private readonly reject: (err: Error) => void,
+    private readonly onSent: (() => void) | undefined,
+  ) {}
+
+  finish(err: Error | null): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.watching !== null) this.watching.delete(this.onAbort!);
+    if (err) this.reject(err);
+    else {
+      const chunks = this.chunks;
+      this.resolve({ status: this.status, headers: this.headers ?? (Object.create(null) as ResponseHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+    }
+  }
+
+  onConnect(abortRequest: (err?: Error) => void): void {
+    if (this.abortedEarly) {
+      // Never written: a request whose caller gave up must not reach the server later.
+      abortRequest(this.abortedEarly);
+      return;
+    }
+    this.abort = abortRequest;
+    this.onSent?.();
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    // 1xx informational answers come before the real one.
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    this.headers = parseRawHeaders(rawHeaders);
+    this.chunks.length = 0;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.finish(null);
+  }
+
+  onError(err: Error): void {
+    this.finish(err);
+  }
+}
+
 /** Sends one request and resolves with its status, headers and body (rejects on transport errors). */
 export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: string, options: DispatchOptions = {}): Promise<CollectedResponse> {
   return new Promise((resolve, reject) => {
@@ -102,58 +169,19 @@ export function dispatchRequest(dispatcher: Dispatcher, origin: string, path: st
       reject(abortReason(signal));
       return;
     }
-    let status = 0;
-    let headers: ResponseHeaders | null = null;
-    const chunks: Buffer[] = [];
-    let abort: ((err: Error) => void) | null = null;
-    /** An abort that came before undici reached the request: it is cancelled when undici does. */
-    let abortedEarly: Error | null = null;
-    let settled = false;
-    const onAbort = () => {
-      const err = abortReason(signal!);
-      if (abort) abort(err);
-      else {
-        abortedEarly = err;
-        finish(err);
-      }
-    };
-    const finish = (err: Error | null) => {
-      if (settled) return;
-      settled = true;
-      watching?.delete(onAbort);
-      if (err) reject(err);
-      else resolve({ status, headers: headers ?? (Object.create(null) as ResponseHeaders), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-    };
-    const watching = signal ? watchAbort(signal, onAbort) : null;
-    const handler: Dispatcher.DispatchHandler = {
-      onConnect(abortRequest: (err?: Error) => void) {
-        if (abortedEarly) {
-          // Never written: a request whose caller gave up must not reach the server later.
-          abortRequest(abortedEarly);
-          return;
+    const handler = new CollectingHandler(resolve, reject, options.onSent);
+    if (signal !== null) {
+      const onAbort = () => {
+        const err = abortReason(signal);
+        if (handler.abort) handler.abort(err);
+        else {
+          handler.abortedEarly = err;
+          handler.finish(err);
         }
-        abort = abortRequest;
-        options.onSent?.();
-      },
-      onHeaders(statusCode: number, rawHeaders: Buffer[]) {
-        // 1xx informational answers come before the real one.
-        if (statusCode < 200) return true;
-        status = statusCode;
-        headers = parseRawHeaders(rawHeaders);
-        chunks.length = 0;
-        return true;
-      },
-      onData(chunk: Buffer) {
-        chunks.push(chunk);
-        return true;
-      },
-      onComplete() {
-        finish(null);
-      },
-      onError(err: Error) {
-        finish(err);
-      },
-    };
+      };
+      handler.onAbort = onAbort;
+      handler.watching = watchAbort(signal, onAbort);
+    }
     const method = options.method ?? (options.body === undefined ? 'GET' : 'POST');
     dispatcher.dispatch(
       {

@@ -176,6 +176,9 @@ export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req
     req.on('end', () => {
       if (res.headersSent) return;
       const text = chunks !== null ? Buffer.concat(chunks).toString('utf8') : first !== null ? (first as Buffer).toString('utf8') : '';
+      // The request's bytes are not needed past here (the listener above outlives the request).
+      first = null;
+      chunks = null;
       run(r, req, res, text, h.cookie, t0);
     });
   };
