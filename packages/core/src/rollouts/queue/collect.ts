@@ -41,6 +41,36 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Enqueue batches (of 500 jobs) in flight at once. */
 const ENQUEUE_WINDOW = 8;
 
+/** A set of (task, repeat) pairs as one byte per pair (no string per key; it grows as tasks come). */
+class Awaited {
+  private flags = new Uint8Array(1024);
+  size = 0;
+  constructor(private readonly repeats: number) {}
+
+  add(task: number, repeat: number): void {
+    const i = task * this.repeats + repeat;
+    if (i >= this.flags.length) {
+      const grown = new Uint8Array(Math.max(i + 1, this.flags.length * 2));
+      grown.set(this.flags);
+      this.flags = grown;
+    }
+    if (this.flags[i] === 0) {
+      this.flags[i] = 1;
+      this.size++;
+    }
+  }
+
+  /** Removes the pair; false when it was not in the set (a repeat, or not a pair of this run). */
+  take(task: number, repeat: number): boolean {
+    if (!Number.isInteger(task) || !Number.isInteger(repeat) || task < 0 || repeat < 0 || repeat >= this.repeats) return false;
+    const i = task * this.repeats + repeat;
+    if (i >= this.flags.length || this.flags[i] === 0) return false;
+    this.flags[i] = 0;
+    this.size--;
+    return true;
+  }
+}
+
 /** Runs `fn` until it succeeds, retrying while Redis is unreachable, within a time budget. */
 async function withRedis<T>(what: string, budgetMs: number, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + budgetMs;
@@ -81,8 +111,8 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
   const redis: Redis = await connect(opts.queueUrl, `ng-collector-${run}`);
   const reader: Redis = await connect(opts.queueUrl, `ng-collector-${run}-read`);
   const started = Date.now();
-  /** Keys this run still waits for. */
-  const waiting = new Set<string>();
+  /** The (task, repeat) pairs this run still waits for. */
+  const waiting = new Awaited(numRepeats);
   let skipped = 0;
   let duplicates = 0;
   const progress = (): Progress => {
@@ -153,7 +183,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
         await failure(key, job.taskIndex, job.rolloutIndex, job.line, null, 'bad_row', { started_at: new Date().toISOString(), reason: job.reason, status: null, delivered: 'no', http_attempts: 0 });
         continue;
       }
-      waiting.add(key);
+      waiting.add(job.taskIndex, job.rolloutIndex);
       batch.push({ key, run, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, line: job.line, agent: job.agent, body: job.body });
       if (batch.length >= 500) await flush();
     }
@@ -191,7 +221,11 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
         for (const rec of entry.records) {
           const isResult = rec.kind === 'result';
           const lineNo = isResult ? resultNo++ : -1;
-          if (!waiting.has(rec.key)) {
+          // `<task>:<repeat>`; anything else is no pair of this run.
+          const colon = rec.key.indexOf(':');
+          const t = colon > 0 ? Number(rec.key.slice(0, colon)) : NaN;
+          const r = colon > 0 && colon < rec.key.length - 1 ? Number(rec.key.slice(colon + 1)) : NaN;
+          if (!waiting.take(t, r)) {
             duplicates++;
             if (isResult && split === null) {
               split = entry.lines.split('\n');
@@ -199,9 +233,6 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
             }
             continue;
           }
-          waiting.delete(rec.key);
-          const colon = rec.key.indexOf(':');
-          const t = Number(rec.key.slice(0, colon));
           if (rec.kind === 'result') {
             if (split !== null) kept += `${split[lineNo]}\n`;
             outCount++;
@@ -212,7 +243,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
             const cls = (rec.reason_class && Object.hasOwn(FAILURE_LABELS, rec.reason_class) ? rec.reason_class : 'other') as FailureClass;
             const reason = `${rec.reason} (worker ${entry.worker})`;
             tracker.failure(cls, reason);
-            writes.push(failure(rec.key, t, Number(rec.key.slice(colon + 1)), rec.line, rec.agent, cls, { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts }));
+            writes.push(failure(rec.key, t, r, rec.line, rec.agent, cls, { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts }));
           }
         }
         out += split === null ? entry.lines : kept;
@@ -242,6 +273,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     redis.disconnect();
     reader.disconnect();
   }
+
   const summary = finishCollection(paths, sink, metrics, { skipped, total, started }, tracker.byLabel());
   opts.onProgress?.(progress());
   return summary;

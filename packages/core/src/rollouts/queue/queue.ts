@@ -92,6 +92,9 @@ export async function connect(url: string, name: string): Promise<Redis> {
     retryStrategy: (times) => Math.min(50 * times, 1000),
     enableOfflineQueue: true,
     lazyConnect: false,
+    // RESP2: stream replies arrive as the nested arrays this module reads, without the map
+    // decoding and re-flattening of RESP3 (a few µs per job less on both ends).
+    protocol: 2,
   });
   // Connection errors reach the commands that were waiting; the client reconnects by itself.
   redis.on('error', () => undefined);

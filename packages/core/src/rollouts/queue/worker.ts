@@ -65,8 +65,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
   const cmd = await connect(opts.queueUrl, `ng-worker-${name}`);
   const reader = await connect(opts.queueUrl, `ng-worker-${name}-read`);
   const summary: WorkerSummary = { done: 0, failed: 0, lost: 0 };
-  /** Stream ids of the jobs whose rollout runs here now (what `concurrency` bounds). */
-  const running = new Set<string>();
+  /** Jobs whose rollout runs here now (what `concurrency` bounds). */
+  let running = 0;
   /** Jobs taken ahead, in the order read, waiting for a free slot. */
   const ahead: [string, QueueJob][] = [];
   /** Stream ids of every job this worker holds the lease of: ahead, running, or finished and not yet handed back. */
@@ -144,12 +144,12 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
 
   /** Starts jobs taken ahead while slots are free (not once the worker is stopping). */
   const fillSlots = () => {
-    while (running.size < opts.concurrency && ahead.length > 0 && !opts.signal?.aborted) {
+    while (running < opts.concurrency && ahead.length > 0 && !opts.signal?.aborted) {
       const [id, job] = ahead.shift()!;
-      running.add(id);
+      running++;
       const t = runJob(id, job).finally(() => {
         finishedCount++;
-        running.delete(id);
+        running--;
         tasks.delete(t);
         fillSlots();
         const w = wake;
@@ -205,7 +205,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
     log(`worker ${name} serving queue ${queue} at ${opts.queueUrl.replace(/\/\/[^@/]*@/, '//****@')} (${opts.concurrency} at once, ${prefetch} ahead${prefetch ? ' and more while Redis is slower than the rollouts' : ''}, lease ${leaseMs / 1000} s)`);
     let readNothing = true;
     while (!opts.signal?.aborted) {
-      const room = opts.concurrency + readAhead() - running.size - ahead.length;
+      const room = opts.concurrency + readAhead() - running - ahead.length;
       if (room <= 0) {
         await new Promise<void>((r) => (wake = r));
         // Let the rollouts finishing together all free their slots, then read for all of them at once.
