@@ -253,8 +253,8 @@ export class ServerClient {
     }
   }
 
-  async request(serverName: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.sendToInstance(serverName, path, body, options, options.method);
+  request(serverName: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.dispatchTo(serverName, path, body, options, options.method);
   }
 
   async requestUrl(url: string, body?: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
@@ -300,12 +300,24 @@ export class ServerClient {
     throw failure;
   }
 
-  async post(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.sendToInstance(serverName, path, body ?? {}, options, 'POST');
+  post(serverName: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.dispatchTo(serverName, path, body ?? {}, options, 'POST');
   }
 
-  async get(serverName: string, path: string, options: RequestOptions = {}): Promise<ServerResponse> {
-    return this.sendToInstance(serverName, path, undefined, options, 'GET');
+  get(serverName: string, path: string, options: RequestOptions = {}): Promise<ServerResponse> {
+    return this.dispatchTo(serverName, path, undefined, options, 'GET');
+  }
+
+  /**
+   * The calls above without an async wrapper of their own (one promise per call, not two): a
+   * failure before the request is sent (an unknown server name) still comes as a rejection.
+   */
+  private dispatchTo(serverName: string, path: string, body: unknown, options: RequestOptions, method: string | undefined): Promise<ServerResponse> {
+    try {
+      return this.sendToInstance(serverName, path, body, options, method);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
   }
 
   /** POST and return the parsed JSON body; throws ServerResponseError on a non-2xx status. */
