@@ -42,7 +42,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ENQUEUE_WINDOW = 8;
 
 /** A set of (task, repeat) pairs as one byte per pair (no string per key; it grows as tasks come). */
-class Awaited {
+class PairSet {
   private flags = new Uint8Array(1024);
   size = 0;
   constructor(private readonly repeats: number) {}
@@ -104,15 +104,30 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     .update(JSON.stringify([fingerprint.input_sha256, limit, numRepeats, opts.agentName ?? null, opts.overrides ?? {}, opts.outputPath]))
     .digest('hex')
     .slice(0, 16);
-  const resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log);
-  const tokensBefore = { input: metrics.inputTokens, output: metrics.outputTokens };
-  const total = shardSize(await countLines(opts.inputPath, limit), opts.shard) * numRepeats;
-  const sink = new RolloutSink(paths.outputPath, paths.failuresPath);
+  // Connected, and the consumer group made, while the output is read for resume and the input
+  // counted: the first jobs go out without waiting for the connection handshakes after that.
   const redis: Redis = await connect(opts.queueUrl, `ng-collector-${run}`);
   const reader: Redis = await connect(opts.queueUrl, `ng-collector-${run}-read`);
+  // One try now; when it failed, it is tried again within the time budget before the first job is enqueued.
+  const grouped = ensureGroup(redis, queue).then(
+    () => true,
+    () => false,
+  );
+  let resume: Awaited<ReturnType<typeof prepareResume>>;
+  let total: number;
+  try {
+    resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log);
+    total = shardSize(await countLines(opts.inputPath, limit), opts.shard) * numRepeats;
+  } catch (err) {
+    redis.disconnect();
+    reader.disconnect();
+    throw err;
+  }
+  const tokensBefore = { input: metrics.inputTokens, output: metrics.outputTokens };
+  const sink = new RolloutSink(paths.outputPath, paths.failuresPath);
   const started = Date.now();
   /** The (task, repeat) pairs this run still waits for. */
-  const waiting = new Awaited(numRepeats);
+  const waiting = new PairSet(numRepeats);
   let skipped = 0;
   let duplicates = 0;
   const progress = (): Progress => {
@@ -146,7 +161,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
 
   try {
     if (opts.restart) await withRedis('clearing the run', budget, () => redis.del(runKey(run, 'enqueued'), runKey(run, 'results'), runKey(run, 'pos')));
-    await withRedis('creating the consumer group', budget, () => ensureGroup(redis, queue));
+    if (!(await grouped)) await withRedis('creating the consumer group', budget, () => ensureGroup(redis, queue));
     // 1. Enqueue what is still to do (in batches; a key enqueued by an earlier collector is not added
     // again). A few batches are in flight at once, so the workers' supply does not wait for a round
     // trip (and a sync) per batch; each batch is one step on the server, and sending one again adds nothing.
