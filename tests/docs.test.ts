@@ -89,9 +89,10 @@ interface Workspace {
   headYaml: string;
   headPort: number;
 }
-/** The chapters' workspace, and one of the guides' own (the two sessions run side by side). */
+/** The chapters' workspace, and the guides' own (the sessions run side by side). */
 let chaptersWs: Workspace;
 let guidesWs: Workspace;
+let mcpWs: Workspace;
 
 function link(target: string, at: string) {
   mkdirSync(dirname(at), { recursive: true });
@@ -112,6 +113,8 @@ async function makeWorkspace(otherPorts: number[] = []): Promise<Workspace> {
   link(dirname(fromCore.resolve('zod/package.json')), join(ws, 'node_modules/zod'));
   link(realpathSync(join(ROOT, 'node_modules/vitest')), join(ws, 'node_modules/vitest'));
   link(join(ROOT, 'packages/core'), join(ws, 'node_modules/@nemo-gym/core'));
+  // The MCP SDK a client of mcp.md installs in its own project (the copy the lockfile pins).
+  link(realpathSync(join(ROOT, 'packages/core/node_modules/@modelcontextprotocol/sdk')), join(ws, 'node_modules/@modelcontextprotocol/sdk'));
   const core = join(ROOT, 'packages/core/src');
   writeFileSync(
     join(ws, 'vitest.config.mjs'),
@@ -137,10 +140,11 @@ beforeAll(async () => {
   requireBuild();
   chaptersWs = await makeWorkspace();
   guidesWs = await makeWorkspace([chaptersWs.headPort]);
+  mcpWs = await makeWorkspace([chaptersWs.headPort, guidesWs.headPort]);
 });
 
 afterAll(() => {
-  for (const w of [chaptersWs, guidesWs]) if (w && existsSync(w.dir)) rmSync(w.dir, { recursive: true, force: true });
+  for (const w of [chaptersWs, guidesWs, mcpWs]) if (w && existsSync(w.dir)) rmSync(w.dir, { recursive: true, force: true });
 });
 
 /** Runs the marked blocks of `files` in order in one bash session and checks every block's exit code and output. */
@@ -195,5 +199,9 @@ describe('docs/ tutorials', () => {
       ctx.skip();
     }
     await runAndCheck(GUIDES, guidesWs, 230_000);
+  });
+
+  it.concurrent('every runnable block of mcp.md runs (serving over MCP, the SDK client, mcp_tools offline) and prints what the text says', { timeout: 120_000 }, async () => {
+    await runAndCheck(['mcp.md'], mcpWs, 110_000);
   });
 });
