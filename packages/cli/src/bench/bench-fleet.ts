@@ -9,7 +9,8 @@
  *    change in the machine's outside load between runs does not decide the ratio.
  * J: rollouts/s through the Redis queue (collector + one worker, in this process) vs the local
  *    collector, same stub agent, same client, same concurrency, same run: a warm-up of each, then
- *    rounds taken in turn, medians compared (skipped when redis-server is not installed).
+ *    rounds taken in turn (each round's first path alternating), medians compared (skipped when
+ *    redis-server is not installed).
  * K: one client routing to 64 stub replicas with many requests held in flight: completion, and
  *    the client's CPU per call with routing vs the same calls to one address.
  */
@@ -364,7 +365,14 @@ export async function sectionQueue(rollouts: number, concurrency: number, delayM
     await local('warm-local.jsonl');
     await queued('warm-queue.jsonl');
     const runs: { l: Awaited<ReturnType<typeof local>>; q: Awaited<ReturnType<typeof queued>> }[] = [];
-    for (let i = 0; i < rounds; i++) runs.push({ l: await local(`local-${i}.jsonl`), q: await queued(`queue-${i}.jsonl`) });
+    // Rounds alternate which path goes first, so a drift of the machine's load favours neither.
+    for (let i = 0; i < rounds; i++) {
+      if (i % 2 === 0) runs.push({ l: await local(`local-${i}.jsonl`), q: await queued(`queue-${i}.jsonl`) });
+      else {
+        const q = await queued(`queue-${i}.jsonl`);
+        runs.push({ l: await local(`local-${i}.jsonl`), q });
+      }
+    }
     const rate = (s: { written: number; elapsedS: number }) => s.written / s.elapsedS;
     for (const [i, { l, q }] of runs.entries()) {
       console.log(
