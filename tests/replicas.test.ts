@@ -84,6 +84,11 @@ describe('replicas on two hosts', () => {
     const first = runCommand('collect-rollouts', args);
     const deadline = Date.now() + 30_000;
     while (lines(out).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Frozen first, so that it surely holds sessions when it dies (however far the collection got
+    // on a loaded machine): those in flight on it wait, and new ones go to it until its health
+    // check fails, since it is then the least busy.
+    process.kill(victim.pid, 'SIGSTOP');
+    await new Promise((r) => setTimeout(r, 500));
     process.kill(victim.pid, 'SIGKILL');
     const r1 = await first;
     const failures = lines(out.replace(/\.jsonl$/, '_failures.jsonl')).map((l) => JSON.parse(l) as { reason: string });
