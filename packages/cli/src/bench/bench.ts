@@ -326,7 +326,7 @@ export const benchCommand: CommandSpec = {
     { name: 'collector_rows', type: 'int', description: 'input rows for section C (default 0 = skip; e.g. 200000)' },
     { name: 'comp_coding_verifies', type: 'int', description: 'verifies in section G, comp_coding sandboxed vs plain python3 at concurrency 64 (default 640; 0 skips)' },
     { name: 'replicas_seconds', type: 'int', description: 'seconds per measurement in section I, instruction_following verify with 2 replicas vs 1 (default 10; 0 skips)' },
-    { name: 'queue_rollouts', type: 'int', description: 'rollouts in section J, Redis queue vs local collector (default 5000; 0 skips)' },
+    { name: 'queue_rollouts', type: 'int', description: 'rollouts per round in section J, Redis queue vs local collector (default 20000: a round of about a second, so start-up and drain weigh little; 0 skips)' },
     { name: 'fleet_inflight', type: 'int', description: 'requests held in flight in section K, one client routing to 64 stub replicas (default 16000; 0 skips)' },
     { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-M; D-F, H and M run together as the extras; default all)' },
     { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F and H: vllm_model overhead, instruction_following verify, math-verify, workbench verify (default true)' },
@@ -345,7 +345,7 @@ export const benchCommand: CommandSpec = {
     if (want('D', 'E', 'F', 'H', 'M') && config.extras !== false) await sectionExtras();
     if (want('G') && num(config, 'comp_coding_verifies', 640) > 0) await sectionCompCoding(num(config, 'comp_coding_verifies', 640), 64);
     if (want('I') && num(config, 'replicas_seconds', 10) > 0) await sectionReplicas(num(config, 'replicas_seconds', 10));
-    if (want('J') && num(config, 'queue_rollouts', 5000) > 0) await sectionQueue(num(config, 'queue_rollouts', 5000), 256, 0);
+    if (want('J') && num(config, 'queue_rollouts', 20000) > 0) await sectionQueue(num(config, 'queue_rollouts', 20000), 256, 0);
     if (want('K') && num(config, 'fleet_inflight', 16000) > 0) await sectionFleet(num(config, 'fleet_inflight', 16000), 2000);
     return 0;
   },
