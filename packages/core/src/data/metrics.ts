@@ -179,47 +179,33 @@ export class DatasetMetrics {
       const values: PyValue[] = Array.isArray(v) ? v : [v];
       for (let item of values) {
         if (typeof item === 'boolean') item = item ? 1n : 0n;
-        if (typeof item === 'bigint' || typeof item === 'number') {
-          let acc = this.other.get(k);
-          if (acc === undefined) {
-            if (RESERVED_METRIC_KEYS.has(k)) {
-              throw new MetricsKeyCollisionError(
-                `${where}: top-level key "${k}" has the name of a built-in metric field and cannot be aggregated; ` +
-                  `rename the key in the data (the reference implementation crashes on it too)`,
-              );
-            }
-            acc = new AvgMinMax();
-            this.other.set(k, acc);
-          }
-          if (!(acc instanceof AvgMinMax)) {
-            throw new MixedMetricTypesError(
-              `${where}: key "${k}" holds a number here but strings in earlier rows; ` +
-                `metrics need one kind of value per key, so make "${k}" consistently numeric or consistently text`,
-            );
-          }
-          acc.observe(Number(item));
-        } else if (typeof item === 'string') {
-          let acc = this.other.get(k);
-          if (acc === undefined) {
-            if (RESERVED_METRIC_KEYS.has(k)) {
-              throw new MetricsKeyCollisionError(
-                `${where}: top-level key "${k}" has the name of a built-in metric field and cannot be aggregated; ` +
-                  `rename the key in the data (the reference implementation crashes on it too)`,
-              );
-            }
-            acc = new StringCounter();
-            this.other.set(k, acc);
-          }
-          if (!(acc instanceof StringCounter)) {
-            throw new MixedMetricTypesError(
-              `${where}: key "${k}" holds text here but numbers in earlier rows; ` +
-                `metrics need one kind of value per key, so make "${k}" consistently numeric or consistently text`,
-            );
-          }
-          acc.add(item);
-        }
+        if (typeof item === 'bigint' || typeof item === 'number') this.otherAccumulator(k, AvgMinMax, where).observe(Number(item));
+        else if (typeof item === 'string') this.otherAccumulator(k, StringCounter, where).add(item);
       }
     }
+  }
+
+  /** The accumulator of other-metrics key `k`, made on first use; a key holds one kind of value. */
+  private otherAccumulator<A extends AvgMinMax | StringCounter>(k: string, kind: new () => A, where: string): A {
+    let acc = this.other.get(k);
+    if (acc === undefined) {
+      if (RESERVED_METRIC_KEYS.has(k)) {
+        throw new MetricsKeyCollisionError(
+          `${where}: top-level key "${k}" has the name of a built-in metric field and cannot be aggregated; ` +
+            `rename the key in the data (the reference implementation crashes on it too)`,
+        );
+      }
+      acc = new kind();
+      this.other.set(k, acc);
+    }
+    if (!(acc instanceof kind)) {
+      const [here, before] = kind === AvgMinMax ? ['a number', 'strings'] : ['text', 'numbers'];
+      throw new MixedMetricTypesError(
+        `${where}: key "${k}" holds ${here} here but ${before} in earlier rows; ` +
+          `metrics need one kind of value per key, so make "${k}" consistently numeric or consistently text`,
+      );
+    }
+    return acc;
   }
 
   /** Turn the other-metrics accumulators into their finished documents. */

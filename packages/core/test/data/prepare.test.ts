@@ -172,6 +172,14 @@ describe('validation and metrics', () => {
     await expect(run(cwd, agentConfig([{ name: 'example', type: 'example', jsonl_fpath: 'data/example.jsonl' }]))).rejects.toThrow(
       /data\/example.jsonl:2: key "k" holds text here but numbers/,
     );
+    writeFileSync(join(cwd, 'data/example.jsonl'), `${row('a', { k: 'x' })}\n${row('b', { k: true })}\n`);
+    await expect(run(cwd, agentConfig([{ name: 'example', type: 'example', jsonl_fpath: 'data/example.jsonl' }]))).rejects.toThrow(
+      /data\/example.jsonl:2: key "k" holds a number here but strings/,
+    );
+    writeFileSync(join(cwd, 'data/example.jsonl'), `${row('a', { temperature: 'hot' })}\n`);
+    await expect(run(cwd, agentConfig([{ name: 'example', type: 'example', jsonl_fpath: 'data/example.jsonl' }]))).rejects.toThrow(
+      /data\/example.jsonl:1: top-level key "temperature"/,
+    );
   });
 
   it('sums datasets of one type; other metrics from the last dataset win', async () => {
