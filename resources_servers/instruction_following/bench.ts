@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { sharedPath } from '@nemo-gym/core/config';
+import { textResponse } from '@nemo-gym/core/openai';
 import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/core/testing';
 import { server } from './app.js';
 
@@ -49,16 +50,7 @@ function makeRow(i: number) {
     prompt: 'Write a short report.',
     kwargs,
     responses_create_params: { input: [{ role: 'user', content: 'Write a short report.' }] },
-    response: {
-      id: `resp_${i}`,
-      created_at: 0,
-      model: 'bench',
-      object: 'response',
-      output: [{ id: `msg_${i}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }],
-      parallel_tool_calls: true,
-      tool_choice: 'auto',
-      tools: [],
-    },
+    response: textResponse(text, { id: `resp_${i}`, model: 'bench' }),
   };
 }
 

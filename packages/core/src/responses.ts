@@ -1,4 +1,4 @@
-/** Small helpers over Responses API objects. */
+/** Small helpers over Responses API objects: reading their text, and building model answers (for /verify bodies, scripted model stubs and load generators). */
 
 /** The OpenAI SDK's `response.output_text`: every output_text part of every message, joined with "". */
 export function outputText(response: { output?: unknown } | null | undefined): string {
@@ -13,4 +13,26 @@ export function outputText(response: { output?: unknown } | null | undefined): s
     }
   }
   return text;
+}
+
+type Json = Record<string, unknown>;
+
+/** An assistant message item with one output_text part. */
+export function messageItem(text: string, fields: Json = {}): Json {
+  return { id: 'msg_test', content: [{ annotations: [], text, type: 'output_text' }], role: 'assistant', status: 'completed', type: 'message', ...fields };
+}
+
+/** A function_call item; `args` objects are JSON-encoded, strings are sent as they are. */
+export function functionCall(name: string, args: unknown, id = 'fc_1', fields: Json = {}): Json {
+  return { type: 'function_call', name, arguments: typeof args === 'string' ? args : JSON.stringify(args), call_id: `call_${id}`, id, status: 'completed', ...fields };
+}
+
+/** A whole model response around `output`; `fields` override the defaults. */
+export function modelResponse(output: unknown[], fields: Json = {}): Json {
+  return { id: 'resp_test', created_at: 0, model: 'test_model', object: 'response', output, parallel_tool_calls: true, tool_choice: 'auto', tools: [], ...fields };
+}
+
+/** A model response holding one assistant message. */
+export function textResponse(text: string, fields: Json = {}): Json {
+  return modelResponse([messageItem(text)], fields);
 }

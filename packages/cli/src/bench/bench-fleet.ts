@@ -22,6 +22,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ServerClient } from '@nemo-gym/core/client';
+import { textResponse } from '@nemo-gym/core/openai';
 import { findOpenPort, parseGlobalConfig, sharedPath, type ConfigDict } from '@nemo-gym/core/config';
 import { collectRollouts, collectViaQueue, findRedisServer, runWorker, startRedisServer } from '@nemo-gym/core/rollouts';
 import { ServerFleet } from '../commands/run.js';
@@ -37,16 +38,7 @@ function verifyRow(i: number): Record<string, unknown> {
     prompt: 'Write a short report.',
     kwargs: [{}, { num_sentences: 10, relation: 'at least' }, {}],
     responses_create_params: { input: [{ role: 'user', content: 'Write a short report.' }] },
-    response: {
-      id: `resp_${i}`,
-      created_at: 0,
-      model: 'bench',
-      object: 'response',
-      output: [{ id: `msg_${i}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }],
-      parallel_tool_calls: true,
-      tool_choice: 'auto',
-      tools: [],
-    },
+    response: textResponse(text, { id: `resp_${i}`, model: 'bench' }),
   };
 }
 
