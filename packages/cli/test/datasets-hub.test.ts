@@ -6,10 +6,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { downloadDatasetCommand } from '../src/commands/download-dataset.js';
 import { prepareDataCommand } from '../src/commands/prepare-data.js';
 import { uploadDatasetCommand } from '../src/commands/upload-dataset.js';
+import { splitDataFiles } from '../src/hub/split.js';
 import { runCli } from '../src/runtime.js';
 import { HubStandin, STANDIN_TOKEN } from './fixtures/hub-standin.js';
 
@@ -280,5 +282,193 @@ describe('ng-upload-dataset', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('ng-upload-dataset: publishing to me/x needs a Hugging Face token with write access: add `hf_token: hf_…` to env.yaml');
     expect(hub.requests).toEqual([]);
+  });
+});
+
+describe('ng-download-dataset: an entry without artifact_fpath is read by split', () => {
+  it("finds a split's files by the Hub's layouts, the first layout that matches winning", () => {
+    const repo = [
+      'README.md',
+      'data/train-00001-of-00002.parquet',
+      'data/train-00000-of-00002.parquet',
+      'data/trainer.jsonl',
+      'data/dev.jsonl',
+      'train.jsonl',
+      'train/part-0.jsonl',
+      'test/a.parquet',
+      'data/test.csv',
+    ];
+    expect(splitDataFiles(repo, 'train')).toEqual(['data/train-00000-of-00002.parquet', 'data/train-00001-of-00002.parquet']);
+    expect(splitDataFiles(repo.filter((p) => !p.startsWith('data/train-')), 'train')).toEqual(['train.jsonl']);
+    expect(splitDataFiles(['train/b.jsonl', 'train/a.json', 'train/notes.txt'], 'train')).toEqual(['train/a.json', 'train/b.jsonl']);
+    expect(splitDataFiles(repo, 'validation')).toEqual(['data/dev.jsonl']);
+    expect(splitDataFiles(repo, 'test')).toEqual(['test/a.parquet']);
+    expect(splitDataFiles(['data/trainer.jsonl', 'training_notes.md'], 'train')).toEqual([]);
+  });
+
+  /** Parquet as `datasets`' push_to_hub writes it: nested structs and lists, 64-bit ints, nulls. */
+  const SCHEMA = [
+    { name: 'root', num_children: 6 },
+    { name: 'id', type: 'INT64' as const, repetition_type: 'REQUIRED' as const },
+    { name: 'responses_create_params', repetition_type: 'OPTIONAL' as const, num_children: 1 },
+    { name: 'input', type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const },
+    { name: 'options', repetition_type: 'OPTIONAL' as const, num_children: 1, converted_type: 'LIST' as const },
+    { name: 'list', repetition_type: 'REPEATED' as const, num_children: 1 },
+    { name: 'element', type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const },
+    { name: 'expected_answer', type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const },
+    { name: 'score', type: 'DOUBLE' as const, repetition_type: 'OPTIONAL' as const },
+    { name: 'meta', repetition_type: 'OPTIONAL' as const, num_children: 2 },
+    { name: 'k', type: 'INT64' as const, repetition_type: 'OPTIONAL' as const },
+    { name: 'tag', type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const },
+  ];
+  interface Rec {
+    id: bigint;
+    q: string;
+    options: string[] | null;
+    answer: string | null;
+    score: number | null;
+    meta: { k: bigint | null; tag: string | null } | null;
+  }
+  const rec = (i: number): Rec => ({
+    id: BigInt(1_000_000_000_000 + i),
+    q: `Which letter is number ${i}? (ü/é)`,
+    options: i % 3 === 0 ? [] : ['A', 'B', `C${i}`],
+    answer: i % 4 === 0 ? null : 'B',
+    score: i % 2 === 0 ? i / 4 : null,
+    meta: i % 5 === 0 ? null : { k: BigInt(i), tag: i % 2 ? 'odd' : null },
+  });
+  async function parquet(recs: Rec[], gzip = false): Promise<Buffer> {
+    const { parquetWriteBuffer } = await import('hyparquet-writer');
+    const buf = parquetWriteBuffer({
+      schema: SCHEMA,
+      ...(gzip ? { codec: 'GZIP' as const, compressors: { GZIP: (b: Uint8Array) => new Uint8Array(gzipSync(b)) } } : {}),
+      rowGroupSize: 4,
+      columnData: [
+        { name: 'id', data: recs.map((r) => r.id) },
+        { name: 'responses_create_params', data: recs.map((r) => ({ input: r.q })) },
+        { name: 'options', data: recs.map((r) => r.options) },
+        { name: 'expected_answer', data: recs.map((r) => r.answer) },
+        { name: 'score', data: recs.map((r) => r.score) },
+        { name: 'meta', data: recs.map((r) => r.meta) },
+      ],
+    });
+    return Buffer.from(buf);
+  }
+  /** The line Python's datasets to_json writes for a record (as values: keys in column order). */
+  const line = (r: Rec) =>
+    JSON.stringify({
+      id: Number(r.id),
+      responses_create_params: { input: r.q },
+      options: r.options,
+      expected_answer: r.answer,
+      score: r.score,
+      meta: r.meta && { k: r.meta.k === null ? null : Number(r.meta.k), tag: r.meta.tag },
+    });
+
+  function splitConfig(repo: string, type: 'train' | 'validation', name: string): { configPath: string; target: string } {
+    const target = join(dir, 'data', `${name}.jsonl`);
+    const configPath = join(dir, `${name}.yaml`);
+    writeFileSync(
+      configPath,
+      `mcqa_agent:
+  responses_api_agents:
+    simple_agent:
+      entrypoint: app.ts
+      datasets:
+        - name: ${name}
+          type: ${type}
+          jsonl_fpath: ${target}
+          huggingface_identifier:
+            repo_id: ${repo}
+          license: Apache 2.0
+`,
+    );
+    return { configPath, target };
+  }
+
+  it('converts a Parquet split of two shards, in name order, to JSONL row for row', async () => {
+    const first = Array.from({ length: 7 }, (_, i) => rec(i));
+    const second = Array.from({ length: 5 }, (_, i) => rec(100 + i));
+    // Added out of order: the listing, not the insertion, decides.
+    hub.addRepo('acme/mcqa', {
+      'data/train-00001-of-00002.parquet': await parquet(second),
+      'README.md': '# mcqa\n',
+      'data/train-00000-of-00002.parquet': await parquet(first),
+      'data/validation-00000-of-00001.parquet': await parquet([rec(999)]),
+    });
+    hub.treePageSize = 2; // the listing comes in pages
+    const { configPath, target } = splitConfig('acme/mcqa', 'train', 'mcqa_train');
+    const r = await run(downloadDatasetCommand, [`+config_paths=[${configPath}]`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe([...first, ...second].map((x) => `${line(x)}\n`).join(''));
+    expect(r.stdout).toContain('mcqa_agent/mcqa_train (train): converted the train split of acme/mcqa (data/train-00000-of-00002.parquet, data/train-00001-of-00002.parquet;');
+    expect(r.stdout).toContain('to ' + target + ': 12 row(s)');
+    expect(r.stdout).toContain('12 valid row(s), 0 invalid');
+    expect(hub.requests.filter((q) => q.url.startsWith('/api/datasets/acme/mcqa/tree/main')).length).toBeGreaterThan(1);
+    expect(existsSync(`${target}.tmp`)).toBe(false);
+    expect(existsSync(`${target}.shards`)).toBe(false);
+    // The validation files were not fetched.
+    expect(hub.requests.some((q) => q.url.includes('validation'))).toBe(false);
+  });
+
+  it('reads gzip-compressed Parquet pages too', async () => {
+    const recs = Array.from({ length: 6 }, (_, i) => rec(i + 20));
+    hub.addRepo('acme/gz', { 'validation/data.parquet': await parquet(recs, true) });
+    const { configPath, target } = splitConfig('acme/gz', 'validation', 'gz_validation');
+    const r = await run(downloadDatasetCommand, [`+config_paths=[${configPath}]`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe(recs.map((x) => `${line(x)}\n`).join(''));
+  });
+
+  it('passes a JSONL split through line by line, and a JSON array split one element a line', async () => {
+    const rows = [row(1), row(2), row(3)];
+    hub.addRepo('acme/json-splits', {
+      'validation.jsonl': `${rows[0]}\n\n${rows[1]}\r\n${rows[2]}`,
+      'data/train.json': `  [${rows.join(',\n')}]\n`,
+    });
+    const v = splitConfig('acme/json-splits', 'validation', 'js_validation');
+    const rv = await run(downloadDatasetCommand, [`+config_paths=[${v.configPath}]`]);
+    expect(rv.code, rv.stderr).toBe(0);
+    expect(readFileSync(v.target, 'utf8')).toBe(`${rows.join('\n')}\n`);
+    const t = splitConfig('acme/json-splits', 'train', 'js_train');
+    const rt = await run(downloadDatasetCommand, [`+config_paths=[${t.configPath}]`]);
+    expect(rt.code, rt.stderr).toBe(0);
+    expect(readFileSync(t.target, 'utf8')).toBe(`${rows.map((x) => JSON.stringify(JSON.parse(x))).join('\n')}\n`);
+  });
+
+  it('ng-prepare-data +should_download=true converts a missing split the same way', async () => {
+    const recs = Array.from({ length: 9 }, (_, i) => rec(i));
+    hub.addRepo('acme/mcqa-prep', { 'data/train-00000-of-00001.parquet': await parquet(recs) });
+    const { configPath, target } = splitConfig('acme/mcqa-prep', 'train', 'prep_train');
+    const outDir = join(dir, 'prepared');
+    const r = await run(prepareDataCommand, [`+config_paths=[${configPath}]`, '+mode=train_preparation', `+output_dirpath=${outDir}`, '+should_download=true']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe(recs.map((x) => `${line(x)}\n`).join(''));
+    expect(readFileSync(join(outDir, 'train.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(9);
+  });
+
+  it('a repo with no file for the split: the error lists its files and names artifact_fpath', async () => {
+    hub.addRepo('acme/odd-layout', { 'README.md': '# x\n', 'questions/all.csv': 'a,b\n' });
+    const { configPath, target } = splitConfig('acme/odd-layout', 'train', 'odd_train');
+    const r = await run(downloadDatasetCommand, [`+config_paths=[${configPath}]`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('ng-download-dataset: acme/odd-layout has no data file for the "train" split');
+    expect(r.stderr).toContain('the repo has: README.md, questions/all.csv. Set huggingface_identifier.artifact_fpath');
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('a row that cannot be written as JSON fails the whole conversion, leaving no file', async () => {
+    const bad = { ...rec(50), id: 2n ** 60n };
+    hub.addRepo('acme/huge-ids', {
+      'data/train-00000-of-00002.parquet': await parquet([rec(1), rec(2)]),
+      'data/train-00001-of-00002.parquet': await parquet([rec(3), bad]),
+    });
+    const { configPath, target } = splitConfig('acme/huge-ids', 'train', 'huge_train');
+    const r = await run(downloadDatasetCommand, [`+config_paths=[${configPath}]`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`acme/huge-ids/data/train-00001-of-00002.parquet row 2, column "id": the integer ${2n ** 60n} is beyond 2^53`);
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(`${target}.tmp`)).toBe(false);
+    expect(existsSync(`${target}.shards`)).toBe(false);
   });
 });

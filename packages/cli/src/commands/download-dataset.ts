@@ -1,7 +1,8 @@
 /**
  * ng-download-dataset: fetch the datasets the agent configs name from the Hugging Face Hub
  * (`huggingface_identifier: {repo_id, artifact_fpath}`) to their `jsonl_fpath`, then validate the
- * rows as ng-prepare-data does and print the counts. A dataset already present whose rows
+ * rows as ng-prepare-data does and print the counts. An entry without artifact_fpath is read by
+ * split: the split's Parquet or JSON files in the repo become one JSONL (hub/split.ts). A dataset already present whose rows
  * validate is skipped; `+dataset=<name>` picks one dataset. The token of gated datasets comes from
  * `hf_token` in env.yaml (or HF_TOKEN); the Hub's address from `hf_endpoint` (or HF_ENDPOINT).
  */
@@ -9,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type ConfigDict } from '@nemo-gym/core/config';
 import { checkDatasetFile, findAgentDatasets, formatBadRows, PrepareDataError, type DatasetSpec } from '@nemo-gym/core/data';
-import { DatasetRowsError, HubError, HubUnreachableError, NgError, UsageError } from '@nemo-gym/core/errors';
-import { hubSettings, resolveUrl, type HubSettings } from '../hub/hub.js';
+import { DatasetRowsError, HubUnreachableError, NgError, UsageError } from '@nemo-gym/core/errors';
+import { datasetPageUrl, hubSettings, resolveUrl, type HubSettings } from '../hub/hub.js';
 import { fmtBytes, transferDisplay } from '../progress.js';
 import type { CommandSpec } from '../runtime.js';
 
@@ -57,6 +58,13 @@ export async function downloadDatasetsMain(config: Record<string, unknown>, opts
   let downloaded = 0;
   let skipped = 0;
   let unreachable = false;
+  const reportRows = async (d: DatasetSpec, label: string): Promise<void> => {
+    const check = await checkDatasetFile(d, { cwd });
+    out(`${label}: ${check.validRows} valid row(s)${d.num_repeats > 1 ? ` (counting ${d.num_repeats} repeats)` : ''}, ${check.badRows.length} invalid`);
+    if (check.badRows.length > 0) {
+      out(`WARNING: ${check.badRows.length} invalid row(s) in ${d.jsonl_fpath}; ng-prepare-data leaves them out of the metrics:\n${formatBadRows(check.badRows)}`);
+    }
+  };
 
   for (const { agent, d } of items) {
     const label = `${agent}/${d.name} (${d.type})`;
@@ -68,7 +76,7 @@ export async function downloadDatasetsMain(config: Record<string, unknown>, opts
         skipped++;
         continue;
       }
-      if (!d.huggingface_identifier?.artifact_fpath) {
+      if (!d.huggingface_identifier) {
         out(`${label}: ${d.jsonl_fpath} is present with ${check.badRows.length} invalid row(s) and there is no Hub copy to fetch:\n${formatBadRows(check.badRows)}`);
         failures.push(new DatasetRowsError(`${label}: ${d.jsonl_fpath} has ${check.badRows.length} invalid row(s) (listed above); fix them.`));
         continue;
@@ -81,12 +89,35 @@ export async function downloadDatasetsMain(config: Record<string, unknown>, opts
       continue;
     }
     if (!hf.artifact_fpath) {
-      failures.push(
-        new HubError(
-          `${label}: huggingface_identifier names no artifact_fpath (${hf.repo_id} is read by split with the Python datasets library); ` +
-            `download the ${d.type} split's JSONL from ${settings.hubUrl}/datasets/${hf.repo_id} to ${target}, or add artifact_fpath: <file in the repo>.`,
-        ),
-      );
+      // Read by split upstream: the split's data files (Parquet or JSON) become one JSONL.
+      if (unreachable) {
+        failures.push(new HubUnreachableError(`the Hugging Face Hub at ${settings.hubUrl} is unreachable: save the ${d.type} split of ${datasetPageUrl(settings.hubUrl, hf.repo_id)} as JSONL at ${target}`));
+        continue;
+      }
+      const { downloadSplit } = await import('../hub/split.js');
+      try {
+        const got = await downloadSplit({
+          repoId: hf.repo_id,
+          split: d.type,
+          target,
+          settings,
+          backoffMs: opts.backoffMs,
+          idleTimeoutMs: opts.idleTimeoutMs,
+          onFile: (path) => {
+            const display = transferDisplay(opts.progressStream ?? process.stderr, `Downloading ${path}`);
+            return { onProgress: (done, total) => display.update(done, total), note: (line) => display.note(line), stop: () => display.stop() };
+          },
+        });
+        const bytes = got.downloads.reduce((n, x) => n + x.size, 0);
+        out(`${label}: converted the ${d.type} split of ${hf.repo_id} (${got.files.join(', ')}; ${fmtBytes(bytes)}) to ${d.jsonl_fpath}: ${got.rows} row(s)`);
+        downloaded++;
+      } catch (err) {
+        if (!(err instanceof NgError)) throw err;
+        if (err instanceof HubUnreachableError) unreachable = true;
+        failures.push(err);
+        continue;
+      }
+      await reportRows(d, label);
       continue;
     }
     if (unreachable) {
@@ -117,11 +148,7 @@ export async function downloadDatasetsMain(config: Record<string, unknown>, opts
       failures.push(err);
       continue;
     }
-    const check = await checkDatasetFile(d, { cwd });
-    out(`${label}: ${check.validRows} valid row(s)${d.num_repeats > 1 ? ` (counting ${d.num_repeats} repeats)` : ''}, ${check.badRows.length} invalid`);
-    if (check.badRows.length > 0) {
-      out(`WARNING: ${check.badRows.length} invalid row(s) in ${d.jsonl_fpath}; ng-prepare-data leaves them out of the metrics:\n${formatBadRows(check.badRows)}`);
-    }
+    await reportRows(d, label);
   }
   out(`Datasets: ${downloaded} downloaded, ${skipped} already present, ${failures.length} failed`);
   for (const f of failures) process.stderr.write(`ng-download-dataset: ${f.message}\n`);
@@ -134,7 +161,8 @@ export const downloadDatasetCommand: CommandSpec = {
   description:
     'Each dataset entry with huggingface_identifier: {repo_id, artifact_fpath} is fetched to its jsonl_fpath (resumable: ' +
     'a cut download continues from <jsonl_fpath>.part), checked against the size and SHA-256 the Hub publishes, and its ' +
-    'rows validated as ng-prepare-data does. A file already present whose rows validate is skipped. Gated datasets need ' +
+    'rows validated as ng-prepare-data does. Without artifact_fpath, the split named by the entry\'s type is read from ' +
+    'the repo\'s Parquet or JSON data files and written as JSONL. A file already present whose rows validate is skipped. Gated datasets need ' +
     'hf_token in env.yaml.',
   flags: [
     { name: 'dataset', type: 'str', description: 'only the dataset of this name (default: every dataset of every agent in the config)' },

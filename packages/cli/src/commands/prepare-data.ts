@@ -47,8 +47,14 @@ export async function prepareDataMain(config: Record<string, unknown>): Promise<
     // Missing datasets come from the Hugging Face Hub, as ng-download-dataset fetches them.
     download: async (d, absPath) => {
       const hf = d.huggingface_identifier;
-      if (!hf?.artifact_fpath) {
-        throw new HubError(`dataset \`${d.name}\` has no huggingface_identifier with an artifact_fpath to download; place the file at ${d.jsonl_fpath}.`);
+      if (!hf) {
+        throw new HubError(`dataset \`${d.name}\` has no huggingface_identifier to download; place the file at ${d.jsonl_fpath}.`);
+      }
+      if (!hf.artifact_fpath) {
+        // Read by split, as ng-download-dataset does.
+        const { downloadSplit } = await import('../hub/split.js');
+        await downloadSplit({ repoId: hf.repo_id, split: d.type, target: absPath, settings: hubSettings(config) });
+        return;
       }
       const { downloadHubFile } = await import('../hub/download.js');
       await downloadHubFile({ repoId: hf.repo_id, path: hf.artifact_fpath, target: absPath, settings: hubSettings(config) });
