@@ -66,6 +66,12 @@ export async function downloadDatasetsMain(config: Record<string, unknown>, opts
     }
   };
 
+  /** A progress line for one file's download. */
+  const transfer = (path: string) => {
+    const display = transferDisplay(opts.progressStream ?? process.stderr, `Downloading ${path}`);
+    return { onProgress: (done: number, total: number) => display.update(done, total), note: (line: string) => display.note(line), stop: () => display.stop() };
+  };
+
   for (const { agent, d } of items) {
     const label = `${agent}/${d.name} (${d.type})`;
     const target = resolve(cwd, d.jsonl_fpath);
@@ -88,61 +94,35 @@ export async function downloadDatasetsMain(config: Record<string, unknown>, opts
       failures.push(new PrepareDataError('NG_ERR_PREPARE_MISSING_DATASETS', `${label}: ${d.jsonl_fpath} is missing and the dataset has no huggingface_identifier to download it from; place the file there.`));
       continue;
     }
-    if (!hf.artifact_fpath) {
-      // Read by split upstream: the split's data files (Parquet or JSON) become one JSONL.
-      if (unreachable) {
-        failures.push(new HubUnreachableError(`the Hugging Face Hub at ${settings.hubUrl} is unreachable: save the ${d.type} split of ${datasetPageUrl(settings.hubUrl, hf.repo_id)} as JSONL at ${target}`));
-        continue;
-      }
-      const { downloadSplit } = await import('../hub/split.js');
-      try {
-        const got = await downloadSplit({
-          repoId: hf.repo_id,
-          split: d.type,
-          target,
-          settings,
-          backoffMs: opts.backoffMs,
-          idleTimeoutMs: opts.idleTimeoutMs,
-          onFile: (path) => {
-            const display = transferDisplay(opts.progressStream ?? process.stderr, `Downloading ${path}`);
-            return { onProgress: (done, total) => display.update(done, total), note: (line) => display.note(line), stop: () => display.stop() };
-          },
-        });
+    if (unreachable) {
+      const how = hf.artifact_fpath
+        ? `fetch ${resolveUrl(settings.hubUrl, hf.repo_id, hf.artifact_fpath)} and save it as ${target}`
+        : `save the ${d.type} split of ${datasetPageUrl(settings.hubUrl, hf.repo_id)} as JSONL at ${target}`;
+      failures.push(new HubUnreachableError(`the Hugging Face Hub at ${settings.hubUrl} is unreachable: ${how}`));
+      continue;
+    }
+    const from = { repoId: hf.repo_id, target, settings, backoffMs: opts.backoffMs, idleTimeoutMs: opts.idleTimeoutMs };
+    try {
+      if (hf.artifact_fpath) {
+        const show = transfer(hf.artifact_fpath);
+        let got: Awaited<ReturnType<typeof downloadHubFile>>;
+        try {
+          got = await downloadHubFile({ ...from, path: hf.artifact_fpath, onProgress: show.onProgress, note: show.note });
+        } finally {
+          show.stop();
+        }
+        const resumed = got.resumedFrom > 0 ? `, continued from ${fmtBytes(got.resumedFrom)} already in ${d.jsonl_fpath}.part` : '';
+        const cuts = got.resumes > 0 ? `, ${got.resumes} broken connection(s) continued with a Range request` : '';
+        out(`${label}: downloaded ${hf.repo_id}/${hf.artifact_fpath} to ${d.jsonl_fpath} (${fmtBytes(got.size)}, ${got.checkedBy} checked${resumed}${cuts})`);
+      } else {
+        // Read by split upstream: the split's data files (Parquet or JSON) become one JSONL.
+        const { downloadSplit } = await import('../hub/split.js');
+        const got = await downloadSplit({ ...from, split: d.type, onFile: transfer });
         const bytes = got.downloads.reduce((n, x) => n + x.size, 0);
         out(`${label}: converted the ${d.type} split of ${hf.repo_id} (${got.files.join(', ')}; ${fmtBytes(bytes)}) to ${d.jsonl_fpath}: ${got.rows} row(s)`);
-        downloaded++;
-      } catch (err) {
-        if (!(err instanceof NgError)) throw err;
-        if (err instanceof HubUnreachableError) unreachable = true;
-        failures.push(err);
-        continue;
       }
-      await reportRows(d, label);
-      continue;
-    }
-    if (unreachable) {
-      failures.push(new HubUnreachableError(`the Hugging Face Hub at ${settings.hubUrl} is unreachable: fetch ${resolveUrl(settings.hubUrl, hf.repo_id, hf.artifact_fpath)} and save it as ${target}`));
-      continue;
-    }
-    const display = transferDisplay(opts.progressStream ?? process.stderr, `Downloading ${hf.artifact_fpath}`);
-    try {
-      const got = await downloadHubFile({
-        repoId: hf.repo_id,
-        path: hf.artifact_fpath,
-        target,
-        settings,
-        backoffMs: opts.backoffMs,
-        idleTimeoutMs: opts.idleTimeoutMs,
-        onProgress: (done, total) => display.update(done, total),
-        note: (line) => display.note(line),
-      });
-      display.stop();
-      const resumed = got.resumedFrom > 0 ? `, continued from ${fmtBytes(got.resumedFrom)} already in ${d.jsonl_fpath}.part` : '';
-      const cuts = got.resumes > 0 ? `, ${got.resumes} broken connection(s) continued with a Range request` : '';
-      out(`${label}: downloaded ${hf.repo_id}/${hf.artifact_fpath} to ${d.jsonl_fpath} (${fmtBytes(got.size)}, ${got.checkedBy} checked${resumed}${cuts})`);
       downloaded++;
     } catch (err) {
-      display.stop();
       if (!(err instanceof NgError)) throw err;
       if (err instanceof HubUnreachableError) unreachable = true;
       failures.push(err);

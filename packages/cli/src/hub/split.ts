@@ -100,6 +100,7 @@ async function parquetToJsonl(file: string, label: string, write: Write): Promis
     const metadata = await parquetMetadataAsync(buf);
     const columns = metadata.schema[0]!.num_children ?? 0;
     const names = metadata.schema.length > 1 ? topLevelNames(metadata.schema) : [];
+    if (names.length !== columns) throw new DatasetRowsError(`${label}: the Parquet schema lists ${columns} columns but holds ${names.length}; give artifact_fpath a JSONL file of the split instead.`);
     let start = 0;
     // One row group at a time keeps memory to a row group's size.
     for (const group of metadata.row_groups) {
@@ -114,7 +115,6 @@ async function parquetToJsonl(file: string, label: string, write: Write): Promis
       }
       start = end;
     }
-    if (names.length !== columns) throw new DatasetRowsError(`${label}: the Parquet schema lists ${columns} columns but holds ${names.length}; give artifact_fpath a JSONL file of the split instead.`);
   } catch (err) {
     if (err instanceof DatasetRowsError) throw err;
     const codec = /unsupported compression codec: (\w+)/.exec((err as Error).message)?.[1];
