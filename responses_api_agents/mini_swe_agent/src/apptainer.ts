@@ -8,8 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EnvironmentError, type CommandResult, type SweEnvironment } from './environment.js';
-import { struckTimeout } from './container.js';
-import { engineEnv, runHost } from './host.js';
+import { engineEnv, runEnvCommand, runHost } from './host.js';
 import { findSif, ImageError } from './images.js';
 
 export interface ApptainerSettings {
@@ -138,18 +137,10 @@ export class ApptainerEnvironment implements SweEnvironment {
 
   async execute(command: string, timeoutS: number, cwd?: string): Promise<CommandResult> {
     if (this.closing) throw new EnvironmentError(`the ${this.s.executable} instance ${this.name} has been stopped`);
-    const ac = new AbortController();
-    this.running.add(ac);
-    const t0 = Date.now();
-    try {
-      const r = await runHost(apptainerExecArgv(this.s, this.name, command, timeoutS, this.env, cwd), { timeoutMs: (timeoutS + 30) * 1000, signal: ac.signal, maxOutputBytes: this.s.maxOutputBytes });
-      if (r.spawnError) throw new EnvironmentError(`cannot run '${this.s.executable} exec': ${r.spawnError}`);
-      if (this.closing || r.aborted) throw new EnvironmentError(`the ${this.s.executable} instance ${this.name} was stopped while a command ran`);
-      const timedOut = struckTimeout(r, timeoutS, t0);
-      return { returncode: timedOut ? null : r.code, output: r.output, timedOut, truncated: r.truncated };
-    } finally {
-      this.running.delete(ac);
-    }
+    const r = await runEnvCommand(this.running, apptainerExecArgv(this.s, this.name, command, timeoutS, this.env, cwd), timeoutS, this.s.maxOutputBytes);
+    if (r.spawnError) throw new EnvironmentError(`cannot run '${this.s.executable} exec': ${r.spawnError}`);
+    if (this.closing || r.aborted) throw new EnvironmentError(`the ${this.s.executable} instance ${this.name} was stopped while a command ran`);
+    return { returncode: r.struck ? null : r.code, output: r.output, timedOut: r.struck, truncated: r.truncated };
   }
 
   close(): Promise<void> {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { ImageError } from './images.js';
 import { EnvironmentError, type CommandResult, type SweEnvironment } from './environment.js';
-import { engineEnv, runHost, startHost, type HostResult } from './host.js';
+import { engineEnv, runEnvCommand, runHost, startHost } from './host.js';
 
 export interface ContainerEnvSettings {
   /** `docker` or `podman` (or a path to one). */
@@ -76,12 +76,6 @@ export async function ensureImage(s: ContainerEnvSettings, image: string, signal
   }
 }
 
-/** Whether an `exec ... timeout N bash -lc` ended at its limit: `timeout` exits 124 (or 137
- * after its KILL) when the limit struck; the host-side deadline is the last resort. */
-export function struckTimeout(r: HostResult, timeoutS: number, startedAt: number): boolean {
-  const elapsedS = (Date.now() - startedAt) / 1000;
-  return r.timedOut || ((r.code === 124 || r.code === 137) && elapsedS >= timeoutS * 0.98);
-}
 
 let counter = 0;
 
@@ -130,22 +124,13 @@ export class ContainerEnvironment implements SweEnvironment {
 
   async execute(command: string, timeoutS: number, cwd?: string): Promise<CommandResult> {
     if (this.closing) throw new EnvironmentError(`the container ${this.name} has been removed`);
-    const ac = new AbortController();
-    this.running.add(ac);
-    const t0 = Date.now();
-    try {
-      // The host-side deadline only matters when `timeout` inside could not act (a frozen container).
-      const r = await runHost(containerExecArgv(this.s, this.name, command, timeoutS, this.env, cwd), { timeoutMs: (timeoutS + 30) * 1000, signal: ac.signal, maxOutputBytes: this.s.maxOutputBytes });
-      if (r.spawnError) throw new EnvironmentError(`cannot run '${this.s.engine} exec': ${r.spawnError}`);
-      if (this.closing || r.aborted) throw new EnvironmentError(`the container ${this.name} was removed while a command ran`);
-      const timedOut = struckTimeout(r, timeoutS, t0);
-      if (!timedOut && (r.code === 125 || r.code === 126 || r.code === 127) && /Error: |no such container|is not running/i.test(r.output) && (await this.gone())) {
-        throw new EnvironmentError(`the container ${this.name} stopped: ${r.output.trim().slice(-500)} ${this.main.output().trim().slice(-500)}`);
-      }
-      return { returncode: timedOut ? null : r.code, output: r.output, timedOut, truncated: r.truncated };
-    } finally {
-      this.running.delete(ac);
+    const r = await runEnvCommand(this.running, containerExecArgv(this.s, this.name, command, timeoutS, this.env, cwd), timeoutS, this.s.maxOutputBytes);
+    if (r.spawnError) throw new EnvironmentError(`cannot run '${this.s.engine} exec': ${r.spawnError}`);
+    if (this.closing || r.aborted) throw new EnvironmentError(`the container ${this.name} was removed while a command ran`);
+    if (!r.struck && (r.code === 125 || r.code === 126 || r.code === 127) && /Error: |no such container|is not running/i.test(r.output) && (await this.gone())) {
+      throw new EnvironmentError(`the container ${this.name} stopped: ${r.output.trim().slice(-500)} ${this.main.output().trim().slice(-500)}`);
     }
+    return { returncode: r.struck ? null : r.code, output: r.output, timedOut: r.struck, truncated: r.truncated };
   }
 
   /** The container's main process has ended. */

@@ -115,3 +115,28 @@ export function startHost(argv: string[], env: Record<string, string> = engineEn
   });
   return { child, output: () => out, exited, kill: () => killGroup(child) };
 }
+
+/** Whether an `exec ... timeout N bash -lc` ended at its limit: `timeout` exits 124 (or 137
+ * after its KILL) when the limit struck; the host-side deadline is the last resort. */
+function struckTimeout(r: HostResult, timeoutS: number, startedAt: number): boolean {
+  const elapsedS = (Date.now() - startedAt) / 1000;
+  return r.timedOut || ((r.code === 124 || r.code === 137) && elapsedS >= timeoutS * 0.98);
+}
+
+/**
+ * One command of an episode environment (`<engine> exec ... timeout N bash -lc ...`): its controller
+ * is in `running` while it runs, so closing the environment stops it. The host-side deadline, 30 s
+ * past the command's own `timeout`, only matters when `timeout` inside could not act (a frozen
+ * container). `struck`: the command ended at its time limit.
+ */
+export async function runEnvCommand(running: Set<AbortController>, argv: string[], timeoutS: number, maxOutputBytes: number): Promise<HostResult & { struck: boolean }> {
+  const ac = new AbortController();
+  running.add(ac);
+  const t0 = Date.now();
+  try {
+    const r = await runHost(argv, { timeoutMs: (timeoutS + 30) * 1000, signal: ac.signal, maxOutputBytes });
+    return { ...r, struck: struckTimeout(r, timeoutS, t0) };
+  } finally {
+    running.delete(ac);
+  }
+}
