@@ -252,6 +252,7 @@ export async function startTrainerVllm(opts: TrainerVllmOptions): Promise<Traine
     } catch (err) {
       throw new Reply(500, `the policy failed on call ${callIndex}: ${(err as { message?: string }).message ?? String(err)}`);
     }
+    if (typeof turn !== 'object' || turn === null) throw new Reply(500, `the policy returned no ScriptedTurn for call ${callIndex}`);
 
     // NeMo-RL's server clamps max_tokens to what is left of the context.
     const room = maxModelLen - prompt.promptIds.length;
