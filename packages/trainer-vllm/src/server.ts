@@ -155,13 +155,14 @@ export async function startTrainerVllm(opts: TrainerVllmOptions): Promise<Traine
     }
     const render = (msgs: Json[], gen: boolean): number[] => {
       try {
-        return tokenizer.chatIds(msgs, { tools, addGenerationPrompt: gen, chatTemplateKwargs: kwargs, continueFinalMessage: gen ? continueFinalMessage : false });
+        return tokenizer.chatIds(msgs, { tools, addGenerationPrompt: gen, chatTemplateKwargs: kwargs, continueFinalMessage });
       } catch (err) {
         if (err instanceof ChatInputError) throw new Reply(400, err.message);
         throw new Reply(400, `the chat template failed: ${(err as { message?: string }).message ?? String(err)}`);
       }
     };
     const templateIds = render(messages, addGenerationPrompt && !continueFinalMessage);
+    // NeMo-RL renders the prefix from a copy of the request with add_generation_prompt false (continue_final_message as sent).
 
     // NeMoRLOpenAIChatRequestMixin.model_post_init: the request's own field, else the last message with prompt_token_ids.
     let requiredPrefix: number[] | null = null;

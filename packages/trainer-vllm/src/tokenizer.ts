@@ -139,13 +139,13 @@ export function qwenTokenizer(): QwenTokenizer {
       eos_token: '<|im_end|>',
     });
     if (!opts.continueFinalMessage) return rendered;
-    // transformers' apply_chat_template(continue_final_message=True): cut after the final content.
+    // transformers' apply_chat_template(continue_final_message=True): cut right after the final content.
     const last = conversation[conversation.length - 1];
     const final = typeof last?.content === 'string' ? last.content : '';
     const at = rendered.lastIndexOf(final.trim());
-    if (final.trim() === '' || at < 0) throw new ChatInputError('continue_final_message: the final message content is not in the rendered chat');
-    const keep = rendered.lastIndexOf(final) >= 0 ? rendered.lastIndexOf(final) + final.length : at + final.trim().length;
-    return rendered.slice(0, keep);
+    if (at < 0) throw new ChatInputError('continue_final_message: the final message content is not in the rendered chat');
+    const untrimmedEnd = at + final.trimStart().length;
+    return rendered.slice(0, rendered.slice(at, untrimmedEnd) === final ? untrimmedEnd : at + final.trim().length);
   };
   cached = {
     eosTokenId,

@@ -200,6 +200,9 @@ describe('/tokenize', () => {
     expect(s.calls.map((c) => c.path)).toEqual(['/v1/chat/completions', '/tokenize', '/v1/chat/completions']);
     expect(s.calls[1]!.drifted).toBe(true);
     expect(s.calls[1]!.bytes).toBe(Buffer.byteLength(JSON.stringify({ messages: history, tools: TOOLS })));
+    const cont = await post(`${s.rootUrl}/tokenize`, { messages: [...first, { role: 'assistant', content: 'The answer is' }], continue_final_message: true, add_generation_prompt: false });
+    expect(qwenTokenizer().decode(cont.json.tokens as number[])).toMatch(/<\|im_start\|>assistant\n<think>\n\n<\/think>\n\nThe answer is$/);
+    expect((await post(`${s.rootUrl}/tokenize`, { messages: first, continue_final_message: true, add_generation_prompt: true })).status).toBe(400);
     const p = await post(`${s.rootUrl}/tokenize`, { prompt: 'Hello world!' });
     expect(p.json).toMatchObject({ count: 3, tokens: [9707, 1879, 0] });
   });
