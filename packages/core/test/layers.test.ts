@@ -141,4 +141,31 @@ describe('the public API of @nemo-gym/core', () => {
     }
     expect(bad).toEqual([]);
   });
+
+  it('test tooling (@nemo-gym/trainer-vllm) is used by tests only: no server, command or library depends on it', () => {
+    const bad: string[] = [];
+    for (const group of ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents']) {
+      let files: string[] = [];
+      try {
+        files = tree(join(REPO, group));
+      } catch {
+        continue;
+      }
+      for (const file of files) {
+        const rel = relative(REPO, file);
+        if (rel.startsWith('packages/trainer-vllm/') || /(^|\/)tests?\//.test(rel)) continue;
+        if (/from '@nemo-gym\/trainer-vllm'|import\('@nemo-gym\/trainer-vllm'\)/.test(readFileSync(file, 'utf8'))) bad.push(rel);
+      }
+      for (const pkg of readdirSync(join(REPO, group))) {
+        let manifest: { dependencies?: Record<string, string> };
+        try {
+          manifest = JSON.parse(readFileSync(join(REPO, group, pkg, 'package.json'), 'utf8')) as typeof manifest;
+        } catch {
+          continue;
+        }
+        if (manifest.dependencies && '@nemo-gym/trainer-vllm' in manifest.dependencies) bad.push(`${group}/${pkg}/package.json: dependencies`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
 });
