@@ -102,19 +102,29 @@ const tools = [{ type: 'function', name: 'step', strict: false, parameters: { ty
 
 /**
  * One rollout of TURNS calls; per call the bytes the backend received and the model server's
- * CPU. /proc counts in 10 ms ticks, so CPU is read over a block of repeats of the same call.
+ * CPU. /proc counts in 10 ms ticks, so CPU is read over repeats of the same call (at least
+ * 200 ms of the server's CPU).
  */
-async function rollout(modelUrl: string, modelPid: number, backendUrl: string, repeats: number): Promise<{ bytes: number[]; cpu: number[] }> {
+async function rollout(modelUrl: string, modelPid: number, backendUrl: string, repeats: number, minCpuMicros = 200_000): Promise<{ bytes: number[]; cpu: number[] }> {
   const input: Json[] = [{ role: 'user', content: 'Count to the end, one step at a time.' }];
   const bytes: number[] = [];
   const cpu: number[] = [];
   for (let t = 1; t <= TURNS; t++) {
     const body = JSON.stringify({ input, tools, temperature: 1 });
     let resp: Json = {};
-    const measure = MARKS.includes(t);
-    const before = measure ? cpuMicros(modelPid) : 0;
-    for (let r = 0; r < (measure ? repeats : 1); r++) resp = await post(`${modelUrl}/v1/responses`, body);
-    cpu.push(measure ? (cpuMicros(modelPid) - before) / repeats : NaN);
+    resp = await post(`${modelUrl}/v1/responses`, body);
+    if (MARKS.includes(t)) {
+      // Repeat the same call until the server has used at least minCpuMicros (/proc ticks are 10 ms).
+      const before = cpuMicros(modelPid);
+      let n = 0;
+      while (n < 2000 && (n < repeats || cpuMicros(modelPid) - before < minCpuMicros)) {
+        await post(`${modelUrl}/v1/responses`, body);
+        n++;
+      }
+      cpu.push((cpuMicros(modelPid) - before) / n);
+    } else {
+      cpu.push(NaN);
+    }
     const sizes = (await post(`${backendUrl}/sizes`, "{}")) as unknown as number[];
     bytes.push(sizes.at(-1)!);
     for (const item of resp.output as Json[]) {
@@ -137,11 +147,11 @@ async function main(): Promise<void> {
   for (const mode of MODES) models.set(mode, await startChild(['model', `${backendUrl}/v1`, mode]));
   try {
     const results = new Map<string, { bytes: number[][]; cpu: number[][] }>(MODES.map((m) => [m, { bytes: [], cpu: [] }]));
-    for (const mode of MODES) await rollout(`http://127.0.0.1:${models.get(mode)!.port}`, models.get(mode)!.child.pid!, backendUrl, 2); // warm-up
+    for (const mode of MODES) await rollout(`http://127.0.0.1:${models.get(mode)!.port}`, models.get(mode)!.child.pid!, backendUrl, 2, 0); // warm-up
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of round % 2 ? [...MODES].reverse() : MODES) {
         const m = models.get(mode)!;
-        const r = await rollout(`http://127.0.0.1:${m.port}`, m.child.pid!, backendUrl, 20);
+        const r = await rollout(`http://127.0.0.1:${m.port}`, m.child.pid!, backendUrl, 5);
         results.get(mode)!.bytes.push(r.bytes);
         results.get(mode)!.cpu.push(r.cpu);
       }

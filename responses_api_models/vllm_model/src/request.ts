@@ -60,7 +60,8 @@ function isObject(v: unknown): v is Json {
  * then the config's, then the row's `metadata.chat_template_kwargs`.
  */
 export function buildChatBody(params: Json, cfg: ChatBodySettings, noteDropped: (fields: string[]) => void): Json {
-  let body = structuredClone(params);
+  const forwarded = forwardTokenBundles(params.messages as Json[], cfg.return_token_id_information ? cfg.token_id_forwarding : 'none');
+  let body: Json = structuredClone({ ...params, messages: forwarded });
   const messages = body.messages as Json[];
   const dropped = OPENAI_ONLY_CHAT_FIELDS.filter((k) => body[k] !== undefined && body[k] !== null);
   for (const k of OPENAI_ONLY_CHAT_FIELDS) delete body[k];
@@ -93,7 +94,6 @@ export function buildChatBody(params: Json, cfg: ChatBodySettings, noteDropped: 
   } else if (body.top_logprobs === null) {
     delete body.top_logprobs;
   }
-  forwardTokenBundles(messages, cfg.return_token_id_information ? cfg.token_id_forwarding : 'none');
 
   if (cfg.uses_reasoning_parser && !cfg.preserve_reasoning_in_assistant_content) {
     moveThinkToReasoningContent(messages);

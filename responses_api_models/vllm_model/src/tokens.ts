@@ -27,15 +27,13 @@ function hasBundleKey(m: Json): boolean {
   return m.prompt_token_ids !== undefined || m.generation_token_ids !== undefined || m.generation_log_probs !== undefined;
 }
 
-function stripBundle(m: Json): void {
-  delete m.prompt_token_ids;
-  delete m.generation_token_ids;
-  delete m.generation_log_probs;
-}
-
-/** Applies the forwarding mode to the messages of a backend request, in place. */
-export function forwardTokenBundles(messages: Json[], mode: TokenForwarding): void {
-  if (mode === 'all') return;
+/**
+ * The messages of a backend request under a forwarding mode: the same message objects where
+ * nothing changes, shallow copies without the bundle where one is dropped (so the bundles that
+ * are not sent are never copied either).
+ */
+export function forwardTokenBundles(messages: Json[], mode: TokenForwarding): Json[] {
+  if (mode === 'all') return messages;
   let keep = -1;
   if (mode === 'last') {
     for (let i = messages.length - 1; i >= 0; i--) {
@@ -46,12 +44,12 @@ export function forwardTokenBundles(messages: Json[], mode: TokenForwarding): vo
       }
     }
   }
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
-    if (i === keep) continue;
+  return messages.map((m, i) => {
     // Bundles only ever belong on assistant messages; anywhere else they are dropped.
-    if (hasBundleKey(m)) stripBundle(m);
-  }
+    if (i === keep || !hasBundleKey(m)) return m;
+    const { prompt_token_ids: _p, generation_token_ids: _g, generation_log_probs: _l, ...rest } = m;
+    return rest;
+  });
 }
 
 /**
