@@ -5,7 +5,7 @@
  * in the history, and pinned sampling.
  */
 import { HttpError } from '@nemo-gym/core/errors';
-import { moveThinkToReasoningContent } from '@nemo-gym/core/openai';
+import { copySharingTokenIds, moveThinkToReasoningContent } from '@nemo-gym/core/openai';
 import { forwardTokenBundles, type TokenForwarding } from './tokens.js';
 
 type Json = Record<string, unknown>;
@@ -61,7 +61,8 @@ function isObject(v: unknown): v is Json {
  */
 export function buildChatBody(params: Json, cfg: ChatBodySettings, noteDropped: (fields: string[]) => void): Json {
   const forwarded = forwardTokenBundles(params.messages as Json[], cfg.return_token_id_information ? cfg.token_id_forwarding : 'none');
-  let body: Json = structuredClone({ ...params, messages: forwarded });
+  // The caller's object is not changed; the forwarded bundle's arrays are shared, not copied.
+  let body: Json = copySharingTokenIds({ ...params, messages: forwarded });
   const messages = body.messages as Json[];
   const dropped = OPENAI_ONLY_CHAT_FIELDS.filter((k) => body[k] !== undefined && body[k] !== null);
   for (const k of OPENAI_ONLY_CHAT_FIELDS) delete body[k];

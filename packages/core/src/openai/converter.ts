@@ -198,9 +198,9 @@ const TOKEN_KEY_SET: ReadonlySet<string> = new Set(TOKEN_FIELD_KEYS);
  * copied: they are most of a long rollout's request (over 95 % of a 64-turn one) and nothing here
  * changes them.
  */
-function copySharingTokenIds(v: unknown): unknown {
+export function copySharingTokenIds<T>(v: T): T {
   if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map(copySharingTokenIds);
+  if (Array.isArray(v)) return v.map(copySharingTokenIds) as T;
   const out: Json = {};
   for (const [k, x] of Object.entries(v as Json)) {
     const value = TOKEN_KEY_SET.has(k) && Array.isArray(x) ? x : copySharingTokenIds(x);
@@ -208,7 +208,7 @@ function copySharingTokenIds(v: unknown): unknown {
     if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
     else out[k] = value;
   }
-  return out;
+  return out as T;
 }
 
 /**
@@ -216,7 +216,7 @@ function copySharingTokenIds(v: unknown): unknown {
  * produced (keys without a Chat equivalent are dropped), in the chat model's key order.
  */
 export function responsesToChatParams(params: ResponseCreateParams, opts: ConverterOptions): Json {
-  const p = copySharingTokenIds(params) as Json;
+  const p = copySharingTokenIds(params as unknown as Json);
   const state = new ConversionState(opts.returnTokenIdInformation);
   const input: Json[] =
     typeof p.input === 'string'
