@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOpenPort } from '@nemo-gym/core/config';
-import { findRedisServer, startRedisServer, type LocalRedis } from '@nemo-gym/core/rollouts';
+import { collectViaQueue, findRedisServer, startRedisServer, type LocalRedis } from '@nemo-gym/core/rollouts';
 import { startHeadServer } from '@nemo-gym/core/server';
 import { BIN, ROOT, requireBuild } from './helpers/stack.js';
 
@@ -273,4 +273,18 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
     // Every rollout ran once: the interruption resent nothing.
     expect(agent.runs() - runsBefore).toBe(rows);
   }, 60_000);
+
+  it('a collector without workers says what it waits for instead of waiting silently; stopped, it reports what stays enqueued', async () => {
+    const { input, output } = inputFile(7);
+    const notes: string[] = [];
+    const stop = new AbortController();
+    const collecting = collectViaQueue({ queueUrl: redis.url, queue: 'idle', inputPath: input, outputPath: output, agentName: 'stub_agent', stallNoticeMs: 300, signal: stop.signal, log: (m) => notes.push(m) });
+    await until('the notice', () => notes.some((n) => n.startsWith('No result for')), 10_000);
+    stop.abort();
+    const summary = await collecting;
+    expect(notes.find((n) => n.startsWith('No result for'))).toMatch(/^No result for \d+ s; waiting for 7 rollout\(s\): queue idle holds 7 job\(s\), 0 taken by 0 worker\(s\)\. Are workers running \(ng-collect-worker \+queue_url=redis:\/\/127\.0\.0\.1:\d+ \+queue_name=idle\)\?$/);
+    expect(summary.interrupted).toBe(true);
+    expect(summary.pending).toBe(7);
+    expect(summary.written).toBe(0);
+  }, 20_000);
 });

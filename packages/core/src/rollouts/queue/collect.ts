@@ -294,7 +294,11 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
           `No result for ${Math.round((now - lastResult) / 1000)} s; waiting for ${waiting.size} rollout(s): queue ${queue} holds ${length ?? '?'} job(s), ${pending ? pending[0] : '?'} taken by ${consumers} worker(s). Are workers running (ng-collect-worker +queue_url=${shownUrl(url)}${queue === 'rollouts' ? '' : ` +queue_name=${queue}`})?`,
         );
       }
-      const read = (await retrying('reading results', () => reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', resultsKey, pos))) as [string, [string, string[]][]][] | null;
+      const read = (await retrying('reading results', () => reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', resultsKey, pos)).catch((err: unknown) => {
+        // Stopped while Redis was away: an interruption (what is written stays), not a failure.
+        if (signal?.aborted) return null;
+        throw err;
+      })) as [string, [string, string[]][]][] | null;
       const entries = read?.[0]?.[1] ?? [];
       if (entries.length === 0) continue;
       lastResult = Date.now();
