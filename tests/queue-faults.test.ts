@@ -287,4 +287,14 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
     expect(summary.pending).toBe(7);
     expect(summary.written).toBe(0);
   }, 20_000);
+
+  it('a collector that no worker serves fails after its wait with what to do, the jobs left enqueued', async () => {
+    const { input, output } = inputFile(4);
+    const t0 = Date.now();
+    const err = await collectViaQueue({ queueUrl: redis.url, queue: 'nobody', inputPath: input, outputPath: output, agentName: 'stub_agent', stallNoticeMs: 200, workerWaitMs: 1500 }).catch((e: unknown) => e);
+    console.log(`no worker: failed after ${Date.now() - t0} ms`);
+    expect(err).toMatchObject({ code: 'NG_ERR_QUEUE' });
+    expect((err as Error).message).toMatch(/^no worker took a job of queue nobody and no result came for \d+ s; 4 rollout\(s\) wait \(4 job\(s\) in the queue\)\. Start workers \(ng-collect-worker \+queue_url=redis:\/\/127\.0\.0\.1:\d+ \+queue_name=nobody\), then run the same command again/);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  }, 20_000);
 });

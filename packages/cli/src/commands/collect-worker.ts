@@ -17,6 +17,7 @@ import { USAGE_EXIT_CODE, type CommandSpec, type FlagSpec } from '../runtime.js'
 export const DISTRIBUTED_FLAGS: FlagSpec[] = [
   { name: 'queue_url', type: 'str', description: 'collect through a Redis queue (redis://host:port): enqueue the rollouts and write what ng-collect-worker processes finish' },
   { name: 'queue_name', type: 'str', description: 'queue the jobs go to (default rollouts); workers serve one queue' },
+  { name: 'worker_wait_s', type: 'float', description: 'with +queue_url: fail when no result came and no worker held a job of the queue for this long (default 600); the jobs stay enqueued for the rerun' },
   { name: 'shard', type: 'str', description: 'only the tasks whose line index is i modulo N (+shard=i/N), one output file per shard; merge them with ng-merge-rollouts' },
 ];
 
@@ -107,6 +108,7 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
       shard: parseShard(config.shard),
       client,
       preflight: checks,
+      ...(num(config, 'worker_wait_s') !== null ? { workerWaitMs: num(config, 'worker_wait_s')! * 1000 } : {}),
       signal: stopper.signal,
       log: (m) => process.stdout.write(`${m}\n`),
       onProgress: (p) => {

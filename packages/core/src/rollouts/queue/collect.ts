@@ -48,6 +48,12 @@ export interface QueueCollectOptions {
   signal?: AbortSignal;
   /** Say what the collector waits for when no result came for this long (default 30 s). */
   stallNoticeMs?: number;
+  /**
+   * Fail when no result came for this long while no worker holds a job of the queue (default
+   * 10 min; checked when the collector says what it waits for). A long rollout holds its job, so
+   * it never counts as no worker.
+   */
+  workerWaitMs?: number;
 }
 
 /** How often the collector checks that Redis still holds the run (a restart without its data loses it). */
@@ -276,6 +282,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     let lastResult = Date.now();
     let noticed = Date.now();
     const stallMs = opts.stallNoticeMs ?? 30_000;
+    const workerWaitMs = opts.workerWaitMs ?? 600_000;
     while (waiting.size > 0 && !signal?.aborted) {
       const now = Date.now();
       if (now - checked >= LIVE_CHECK_MS) {
@@ -290,8 +297,15 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
           (redis.xpending(jobsKey(queue), GROUP) as Promise<[number, string | null, string | null, [string, string][] | null]>).catch(() => null),
         ]);
         const consumers = pending?.[3]?.length ?? 0;
+        const workerCmd = `ng-collect-worker +queue_url=${shownUrl(url)}${queue === 'rollouts' ? '' : ` +queue_name=${queue}`}`;
+        // No result for the whole wait and no job held by any worker: nobody serves this queue.
+        if (now - lastResult >= workerWaitMs && pending !== null && Number(pending[0]) === 0) {
+          throw new QueueError(
+            `no worker took a job of queue ${queue} and no result came for ${Math.round((now - lastResult) / 1000)} s; ${waiting.size} rollout(s) wait (${length ?? '?'} job(s) in the queue). Start workers (${workerCmd}), then run the same command again: the jobs stay enqueued and what is written stays.`,
+          );
+        }
         log(
-          `No result for ${Math.round((now - lastResult) / 1000)} s; waiting for ${waiting.size} rollout(s): queue ${queue} holds ${length ?? '?'} job(s), ${pending ? pending[0] : '?'} taken by ${consumers} worker(s). Are workers running (ng-collect-worker +queue_url=${shownUrl(url)}${queue === 'rollouts' ? '' : ` +queue_name=${queue}`})?`,
+          `No result for ${Math.round((now - lastResult) / 1000)} s; waiting for ${waiting.size} rollout(s): queue ${queue} holds ${length ?? '?'} job(s), ${pending ? pending[0] : '?'} taken by ${consumers} worker(s). Are workers running (${workerCmd})?`,
         );
       }
       const read = (await retrying('reading results', () => reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', resultsKey, pos)).catch((err: unknown) => {
