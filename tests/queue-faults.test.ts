@@ -200,7 +200,7 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
       [worker, w],
     ] as const) {
       expect(r.code, p.stderr).toBe(1);
-      expect(r.ms).toBeLessThan(10_000);
+      expect(r.ms).toBeLessThan(8_000);
       expect(p.stderr).toContain(`Redis at redis://ng:****@127.0.0.1:${port}`);
       expect(p.stderr).toContain('ECONNREFUSED');
       expect(p.stderr + p.stdout).not.toContain('SECRET-canary');

@@ -19,7 +19,7 @@ import { MetricsAccumulator } from '../metrics.js';
 import { fingerprintOf, prepareResume, rolloutKey } from '../resume.js';
 import { RolloutSink, type AttemptRecord } from '../sink.js';
 import { FAILURE_LABELS, FailureTracker, type FailureClass } from '../failures.js';
-import { checkRedis, connect, REDIS_CONNECT_RETRY, decodeResults, enqueue, ensureGroup, GROUP, jobsKey, parseQueueUrl, REDIS_RETRY, runKey, shownUrl, withRedisRetries, type QueueJob } from './queue.js';
+import { checkRedis, connect, decodeResults, enqueue, ensureGroup, GROUP, jobsKey, parseQueueUrl, REDIS_CONNECT_RETRY, REDIS_RETRY, runKey, shownUrl, withRedisRetries, type QueueJob } from './queue.js';
 
 export interface QueueCollectOptions {
   queueUrl: string;

@@ -169,7 +169,16 @@ export function redisReason(redis: Redis | undefined, err: unknown): string {
 export const REDIS_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 200, maxElapsedMs: 120_000, initialDelayMs: 100, maxDelayMs: 2_000 });
 
 /** The first contact: an unreachable Redis is reported within seconds. */
-export const REDIS_CONNECT_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 20, maxElapsedMs: 5_000, initialDelayMs: 100, maxDelayMs: 1_000 });
+export const REDIS_CONNECT_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 20, maxElapsedMs: 3_000, initialDelayMs: 100, maxDelayMs: 1_000 });
+
+/**
+ * The pause before attempt `attempt + 1` after `attempt` failures in `elapsedMs`, by the policy's
+ * backoff (client/retry.ts), or null when its attempt or time budget is spent.
+ */
+export function redisRetryDelay(policy: RetryPolicy, attempt: number, elapsedMs: number): number | null {
+  const delay = backoffDelay(policy, attempt);
+  return attempt >= policy.maxAttempts || elapsedMs + delay > policy.maxElapsedMs ? null : delay;
+}
 
 export interface RedisRetryOptions {
   url: string;
@@ -196,9 +205,9 @@ export async function withRedisRetries<T>(what: string, fn: () => Promise<T>, op
       return await fn();
     } catch (err) {
       if (isReplyError(err) && !TRANSIENT_REPLY_RE.test((err as Error).message)) throw err;
-      const delay = backoffDelay(policy, attempt);
       const elapsed = Date.now() - started;
-      if (attempt >= policy.maxAttempts || elapsed + delay > policy.maxElapsedMs || opts.signal?.aborted) {
+      const delay = redisRetryDelay(policy, attempt, elapsed);
+      if (delay === null || opts.signal?.aborted) {
         throw new QueueError(
           `Redis at ${shownUrl(opts.url)}: ${what} failed ${attempt} time(s) in ${(elapsed / 1000).toFixed(1)} s (${redisReason(opts.redis, err)}). ${opts.hint ?? 'Check that redis-server runs and answers there (redis-cli -u <url> ping), then run the same command again to resume.'}`,
           { cause: err },
