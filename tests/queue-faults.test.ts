@@ -297,4 +297,21 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
     expect((err as Error).message).toMatch(/^no worker took a job of queue nobody and no result came for \d+ s; 4 rollout\(s\) wait \(4 job\(s\) in the queue\)\. Start workers \(ng-collect-worker \+queue_url=redis:\/\/127\.0\.0\.1:\d+ \+queue_name=nobody\), then run the same command again/);
     expect(Date.now() - t0).toBeLessThan(10_000);
   }, 20_000);
+
+  it('without a head server in reach the queue collector says how to skip the pre-flight; +preflight=false skips it', async () => {
+    const { dir, input, output } = inputFile(3);
+    const noHead = String(await findOpenPort([]));
+    const checked = start('collect-rollouts', [`+queue_url=${redis.url}`, `+head_server.port=${noHead}`, '+agent_name=stub_agent', `+input_jsonl_fpath=${input}`, `+output_jsonl_fpath=${output}`]);
+    const c = await checked.exit;
+    expect(c.code, checked.stderr).toBe(1);
+    expect(checked.stderr).toContain('Could not connect to the head server');
+    expect(checked.stderr).toContain('give +preflight=false');
+    expect(readdirSync(dir)).toEqual(['in.jsonl']);
+    // Skipped: the collection runs (a worker of this test's head server serves it).
+    const worker = start('collect-worker', [`+queue_url=${redis.url}`, '+queue_name=nohead', ...headArgs(), '+idle_exit_s=1']);
+    const unchecked = start('collect-rollouts', [`+queue_url=${redis.url}`, '+queue_name=nohead', `+head_server.port=${noHead}`, '+preflight=false', '+agent_name=stub_agent', `+input_jsonl_fpath=${input}`, `+output_jsonl_fpath=${output}`]);
+    expect((await unchecked.exit).code, unchecked.stderr).toBe(0);
+    expectEachOnce(output, 3, 1);
+    expect((await worker.exit).code).toBe(0);
+  }, 30_000);
 });
