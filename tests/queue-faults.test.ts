@@ -8,12 +8,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createConnection, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServerClient } from '@nemo-gym/core/client';
 import { findOpenPort } from '@nemo-gym/core/config';
-import { collectViaQueue, findRedisServer, startRedisServer, type LocalRedis } from '@nemo-gym/core/rollouts';
+import { collectViaQueue, findRedisServer, runWorker, startRedisServer, type LocalRedis } from '@nemo-gym/core/rollouts';
 import { startHeadServer } from '@nemo-gym/core/server';
 import { BIN, ROOT, requireBuild } from './helpers/stack.js';
 
@@ -45,6 +46,19 @@ async function stubAgent(delayMs: number): Promise<{ server: Server; port: numbe
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, port: (server.address() as AddressInfo).port, runs: () => runs };
+}
+
+/** One Redis command over a plain socket (RESP); resolves with the first line of the answer. */
+function redisCommand(port: number, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = createConnection({ host: '127.0.0.1', port });
+    s.once('connect', () => s.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`));
+    s.once('data', (d) => {
+      s.destroy();
+      resolve(d.toString().split('\r\n')[0]!);
+    });
+    s.once('error', reject);
+  });
 }
 
 interface Proc {
@@ -314,4 +328,29 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
     expectEachOnce(output, 3, 1);
     expect((await worker.exit).code).toBe(0);
   }, 30_000);
+
+  it("the run's jobs evicted from Redis (the rest kept): the stalled collector finds the queue empty, enqueues them again, and finishes each once", async () => {
+    const rows = 20;
+    const { input, output } = inputFile(rows);
+    const notes: string[] = [];
+    const collecting = collectViaQueue({ queueUrl: redis.url, queue: 'evict', inputPath: input, outputPath: output, agentName: 'stub_agent', stallNoticeMs: 500, log: (m) => notes.push(m) });
+    await until('the jobs enqueued', () => notes.some((n) => n.startsWith('Queue evict: 20 job(s) enqueued')), 10_000);
+    // As maxmemory eviction would: the jobs stream (and its consumer group) goes, the run's other keys stay.
+    expect(await redisCommand(redis.port, 'DEL', 'ng:q:evict:jobs')).toBe(':1');
+    const t0 = Date.now();
+    const client = new ServerClient({ globalConfig: { stub_agent: { responses_api_agents: { stub: { host: '127.0.0.1', port: agent.port } } } } });
+    const stop = new AbortController();
+    const worker = runWorker({ client, queueUrl: redis.url, queue: 'evict', concurrency: 5, signal: stop.signal });
+    try {
+      const summary = await collecting;
+      console.log(`jobs evicted: enqueued again and finished in ${Date.now() - t0} ms`);
+      expect(notes.join('\n')).toContain('holds no job of queue evict while this run waits for 20 result(s)');
+      expect(summary.written).toBe(rows);
+      expectEachOnce(output, rows, 1);
+    } finally {
+      stop.abort();
+      await worker;
+      await client.close();
+    }
+  }, 20_000);
 });

@@ -259,14 +259,15 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
      * it had started) is kept once, the other dropped as a repeat.
      */
     let recoveries = 0;
-    const recover = async () => {
+    const recover = async (what: string) => {
       if (++recoveries > MAX_RECOVERIES) {
         throw new QueueError(
           `Redis at ${shownUrl(url)} lost this run's data ${MAX_RECOVERIES} times; stopping. Make it keep its data (appendonly yes, maxmemory-policy noeviction), then run the same command again to resume: ${sink.written} result(s) of this run are in ${paths.outputPath}.`,
         );
       }
-      log(`Redis at ${shownUrl(url)} no longer holds this run (restarted without its data, or its keys were evicted): recreating the consumer group and enqueuing the ${waiting.size} rollout(s) without a recorded result again; a result that arrives twice is written once.`);
-      await retrying('marking the run', () => redis.set(liveKey, String(Date.now())));
+      log(`Redis at ${shownUrl(url)} ${what}: recreating the consumer group and enqueuing the ${waiting.size} rollout(s) without a recorded result again; a result that arrives twice is written once.`);
+      // What is left of the run's set of enqueued keys would keep them from being enqueued again.
+      await retrying('marking the run', () => redis.multi().del(runKey(run, 'enqueued')).set(liveKey, String(Date.now())).exec());
       await retrying('creating the consumer group', () => ensureGroup(redis, queue));
       const again = await enqueueInput((t, r) => !waiting.has(t, r), false);
       log(`Queue ${queue}: ${again} job(s) enqueued again for run ${run}.`);
@@ -283,11 +284,13 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     let noticed = Date.now();
     const stallMs = opts.stallNoticeMs ?? 30_000;
     const workerWaitMs = opts.workerWaitMs ?? 600_000;
+    /** The queue was found empty while results are missing: if the next read brings none either, the jobs are gone. */
+    let queueEmpty = false;
     while (waiting.size > 0 && !signal?.aborted) {
       const now = Date.now();
       if (now - checked >= LIVE_CHECK_MS) {
         checked = now;
-        if ((await retrying('checking the run', () => redis.exists(liveKey))) === 0) await recover();
+        if ((await retrying('checking the run', () => redis.exists(liveKey))) === 0) await recover('no longer holds this run (restarted without its data, or its keys were evicted)');
       }
       if (now - lastResult >= stallMs && now - noticed >= stallMs) {
         noticed = now;
@@ -297,6 +300,9 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
           (redis.xpending(jobsKey(queue), GROUP) as Promise<[number, string | null, string | null, [string, string][] | null]>).catch(() => null),
         ]);
         const consumers = pending?.[3]?.length ?? 0;
+        // A job leaves the queue only in the step that appends its result (queue.ts, complete): with
+        // no job left and no result to read, the rollouts still waited for were lost (evicted, deleted).
+        queueEmpty = length === 0;
         const workerCmd = `ng-collect-worker +queue_url=${shownUrl(url)}${queue === 'rollouts' ? '' : ` +queue_name=${queue}`}`;
         // No result for the whole wait and no job held by any worker: nobody serves this queue.
         if (now - lastResult >= workerWaitMs && pending !== null && Number(pending[0]) === 0) {
@@ -314,7 +320,14 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
         throw err;
       })) as [string, [string, string[]][]][] | null;
       const entries = read?.[0]?.[1] ?? [];
-      if (entries.length === 0) continue;
+      if (entries.length === 0) {
+        if (queueEmpty && !signal?.aborted) {
+          queueEmpty = false;
+          await recover(`holds no job of queue ${queue} while this run waits for ${waiting.size} result(s) (its jobs were evicted or deleted)`);
+        }
+        continue;
+      }
+      queueEmpty = false;
       lastResult = Date.now();
       /** Failed keys of this batch: the next run may enqueue them again. */
       const failedKeys: string[] = [];
