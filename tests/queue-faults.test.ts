@@ -353,4 +353,38 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
       await client.close();
     }
   }, 20_000);
+
+  it('Redis gone for longer than the budget: collector and worker stop with the URL and the last error; the rerun after Redis is back resumes, each rollout once', async () => {
+    const own = await startRedisServer();
+    const rows = 100;
+    const { input, output } = inputFile(rows);
+    const client = new ServerClient({ globalConfig: { stub_agent: { responses_api_agents: { stub: { host: '127.0.0.1', port: agent.port } } } } });
+    const opts = { queueUrl: own.url, queue: 'gone', inputPath: input, outputPath: output, agentName: 'stub_agent' };
+    try {
+      const worker = runWorker({ client, queueUrl: own.url, queue: 'gone', concurrency: 5, prefetch: 0, redisBudgetMs: 2000, completeBudgetMs: 2000 }).catch((e: unknown) => e);
+      const collecting = collectViaQueue({ ...opts, redisBudgetMs: 2000 }).catch((e: unknown) => e);
+      await until('10 results', () => lines(output).length >= 10, 20_000);
+      await own.kill('SIGKILL');
+      const t0 = Date.now();
+      const [c, w] = await Promise.all([collecting, worker]);
+      console.log(`Redis gone: collector stopped after ${Date.now() - t0} ms with ${lines(output).length} rollout(s) written`);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(c).toMatchObject({ code: 'NG_ERR_QUEUE' });
+      expect((c as Error).message).toMatch(new RegExp(`^Redis at ${own.url}: .* failed \\d+ time\\(s\\) in [\\d.]+ s \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${own.port}\\)\\. Check that redis-server runs`));
+      expect(w).toMatchObject({ code: 'NG_ERR_QUEUE' });
+      expect((w as Error).message).toContain(`Redis at ${own.url}: reading jobs failed`);
+      // Back with its data (append-only file): the rerun and a new worker finish the run.
+      await own.restart();
+      const stop = new AbortController();
+      const again = runWorker({ client, queueUrl: own.url, queue: 'gone', concurrency: 10, leaseMs: 1000, signal: stop.signal });
+      const summary = await collectViaQueue(opts);
+      stop.abort();
+      await again;
+      expect(summary.failed).toBe(0);
+      expectEachOnce(output, rows, 1);
+    } finally {
+      await client.close();
+      await own.stop();
+    }
+  }, 40_000);
 });
