@@ -3,6 +3,13 @@
  * and is the one writer of the output: it reads what workers finished from the run's results
  * stream and writes each (task, repeat) exactly once (results to the output, failures to
  * `<stem>_failures.jsonl`), with the same resume, metrics and progress as a local collection.
+ *
+ * Before anything is written or enqueued: the file checks, the URL, Redis itself (a few seconds)
+ * and the pre-flight of a local collection. While it runs, every Redis command has the project's
+ * retry policy and a time budget, a Redis that lost the run is noticed within a second and the
+ * rollouts without a result are enqueued again, and a wait without results says what it waits for
+ * (and ends after `workerWaitMs` when no worker holds a job). Stopped (`signal`), it keeps what is
+ * written and leaves the jobs enqueued for the rerun.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';

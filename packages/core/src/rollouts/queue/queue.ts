@@ -15,6 +15,10 @@
  *   one writer: it reads this stream from its saved position (`ng:run:<run>:pos`), writes each
  *   (task, repeat) once and drops repeats (a job redone after a lease expired, a command resent
  *   after a reconnect).
+ * - `ng:run:<run>:live`: set by the collector when it starts; a Redis that comes back without its
+ *   data (or evicted the run) has lost it, and the collector then enqueues again every (task,
+ *   repeat) it has no result for (collect.ts, recover). Workers that meet `NOGROUP` make the
+ *   consumer group again.
  *
  * Why Streams and not BullMQ: the lease (pending list + idle time), the takeover (XAUTOCLAIM) and
  * the acknowledgement are what Redis itself offers, so no job-state machine in Lua is needed, and
