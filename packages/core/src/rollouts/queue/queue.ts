@@ -198,8 +198,8 @@ export interface RedisRetryOptions {
 /**
  * Runs `fn` until it succeeds, with the project's retry policy (client/retry.ts: exponential
  * backoff with full jitter, an attempt and a time budget). A lost connection, a timeout or a
- * "try again" reply is retried; any other error reply is not (a wrong password, a missing group:
- * the caller decides). When the budget is spent: a QueueError naming the (masked) URL.
+ * "try again" reply is retried; any other error reply (a wrong password, out of memory) is not.
+ * Either way the error is a QueueError naming the (masked) URL and the reason.
  */
 export async function withRedisRetries<T>(what: string, fn: () => Promise<T>, opts: RedisRetryOptions): Promise<T> {
   const policy = opts.policy ?? REDIS_RETRY;
@@ -208,12 +208,15 @@ export async function withRedisRetries<T>(what: string, fn: () => Promise<T>, op
     try {
       return await fn();
     } catch (err) {
-      if (isReplyError(err) && !TRANSIENT_REPLY_RE.test((err as Error).message)) throw err;
+      const hint = opts.hint ?? 'Check that redis-server runs and answers there (redis-cli -u <url> ping), then run the same command again to resume.';
+      if (isReplyError(err) && !TRANSIENT_REPLY_RE.test((err as Error).message)) {
+        throw new QueueError(`Redis at ${shownUrl(opts.url)}: ${what} was refused (${shownUrl((err as Error).message).replace(/\.+$/, '')}). ${hint}`, { cause: err });
+      }
       const elapsed = Date.now() - started;
       const delay = redisRetryDelay(policy, attempt, elapsed);
       if (delay === null || opts.signal?.aborted) {
         throw new QueueError(
-          `Redis at ${shownUrl(opts.url)}: ${what} failed ${attempt} time(s) in ${(elapsed / 1000).toFixed(1)} s (${redisReason(opts.redis, err)}). ${opts.hint ?? 'Check that redis-server runs and answers there (redis-cli -u <url> ping), then run the same command again to resume.'}`,
+          `Redis at ${shownUrl(opts.url)}: ${what} failed ${attempt} time(s) in ${(elapsed / 1000).toFixed(1)} s (${redisReason(opts.redis, err)}). ${hint}`,
           { cause: err },
         );
       }
