@@ -5,9 +5,11 @@
  * (`_`, `-`, `.`, space) and at camelCase boundaries; it is secret when the joined words contain
  * `apikey`, `accesskey`, `privatekey`, `secretkey`, `secret`, `password`, `passwd`,
  * `authorization`, `credential` or `cookie`, or when its last word ends in `token`
- * (`hf_token`, `accessToken`; `max_tokens` and `token_ids` are counts and lists, not secrets).
- * Strings are also scrubbed of credentials inside URLs (`scheme://user:PASSWORD@host`, and query
- * parameters whose name is secret by the same rule).
+ * (`hf_token`, `accessToken`; `max_tokens` and `token_ids` are counts and lists, not secrets) or is
+ * `sig` / `signature` (signed URLs: Azure SAS `sig`, `X-Amz-Signature`).
+ * Strings are also scrubbed of credentials inside URLs: the password of the user info
+ * (`scheme://user:PASSWORD@host`), a user info that is a bare token (`scheme://TOKEN@host`), and
+ * query parameters whose name is secret by the same rule or is `key` (Google's `?key=`).
  */
 export const MASK = '****';
 
@@ -26,19 +28,29 @@ export function isSecretKey(key: string): boolean {
   const w = words(key);
   if (w.length === 0) return false;
   if (SECRET_WORDS_RE.test(w.join(''))) return true;
-  return w[w.length - 1]!.endsWith('token');
+  const last = w[w.length - 1]!;
+  return last.endsWith('token') || last === 'sig' || last === 'signature';
+}
+
+/** A URL query parameter that carries a secret: a secret key by {@link isSecretKey}, or `key`. */
+function isSecretQueryParam(name: string): boolean {
+  return name.toLowerCase() === 'key' || isSecretKey(name);
 }
 
 // scheme://user:password@ -> scheme://user:****@
 const URL_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*):([^/\s@?#]+)@/gi;
-// ?api_key=...&token=... inside a URL
-const URL_QUERY_RE = /([?&])([^=&#\s]+)=([^&#\s]*)/g;
+// scheme://token@ (user info without a password, e.g. https://ghp_…@github.com) -> scheme://****@
+const URL_BARE_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/)([^/\s:@?#"'<>]+)@/gi;
+// ?api_key=...&token=... inside a URL; a value ends at a quote too, so a URL inside JSON text keeps the JSON intact
+const URL_QUERY_RE = /([?&])([^=&#\s"'<>]+)=([^&#\s"'<>\\]*)/g;
 
 /** Masks credentials written inside URLs anywhere in `text`. */
 export function redactUrlCredentials(text: string): string {
+  if (!text.includes('@') && !text.includes('=')) return text;
   let out = text.replace(URL_USERINFO_RE, (_m, head: string) => `${head}:${MASK}@`);
+  out = out.replace(URL_BARE_USERINFO_RE, (m, head: string, user: string) => (user === MASK ? m : `${head}${MASK}@`));
   if (out.includes('://') || out.includes('?')) {
-    out = out.replace(URL_QUERY_RE, (m, sep: string, name: string, value: string) => (value && isSecretKey(name) ? `${sep}${name}=${MASK}` : m));
+    out = out.replace(URL_QUERY_RE, (m, sep: string, name: string, value: string) => (value && value !== MASK && isSecretQueryParam(name) ? `${sep}${name}=${MASK}` : m));
   }
   return out;
 }
