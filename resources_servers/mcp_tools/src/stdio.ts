@@ -141,7 +141,8 @@ export class BoundedStdioTransport implements Transport {
     });
     this.child = child;
     await new Promise<void>((resolve, reject) => {
-      child.once('error', (err) => {
+      // `on`, not `once`: a child process may emit 'error' more than once, and an unheard one would throw.
+      child.on('error', (err) => {
         this.ended();
         reject(err);
         this.onerror?.(err);
@@ -163,7 +164,18 @@ export class BoundedStdioTransport implements Transport {
     if (!stdin || this.closed) throw new Error('Not connected');
     if ('method' in message && 'id' in message) this.pending.add(message.id);
     const json = `${JSON.stringify(message)}\n`;
-    if (!stdin.write(json)) await new Promise<void>((resolve) => stdin.once('drain', resolve));
+    if (!stdin.write(json)) {
+      // A server that stopped reading: wait for room, or for its end (then the session closes).
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          stdin.off('drain', done);
+          stdin.off('close', done);
+          resolve();
+        };
+        stdin.once('drain', done);
+        stdin.once('close', done);
+      });
+    }
   }
 
   /** Ends the session: stdin closed, then the whole process group stopped if it has not exited within `graceMs`. */
