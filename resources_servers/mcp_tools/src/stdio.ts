@@ -11,8 +11,8 @@
  *   request is answered with an error saying how large the message was (other requests, and the
  *   session, go on);
  * - output that is not an MCP message (a log line on stdout, a banner, a flood) is counted and
- *   dropped, and reading pauses briefly after each chunk that held some (a flooding server then
- *   waits on its full pipe); beyond `maxNoiseBytes` the server is taken as broken: it is stopped
+ *   dropped, and past the first 16 KiB reading pauses 10 ms after each chunk that held some (a
+ *   flooding server then waits on its full pipe); beyond `maxNoiseBytes` the server is taken as broken: it is stopped
  *   and the session closes with a reason naming the output;
  * - the server runs in a process group of its own, so `kill()` stops whatever it started too
  *   (`npx` wrappers, shells, workers); groups still alive when this process exits are killed.
@@ -30,8 +30,10 @@ export const MESSAGE_TOO_LARGE = 'message_too_large';
 
 /** How much of the start and the end of an over-size line is kept (to find its `id`). */
 const EDGE_BYTES = 512;
-/** How long reading pauses after a chunk that held output that is not MCP. */
-const NOISE_PAUSE_MS = 5;
+/** Output that is not MCP read at full speed (a few stray log lines are not slowed down). */
+const NOISE_FREE_BYTES = 16 * 1024;
+/** How long reading pauses after a chunk that held output that is not MCP, past NOISE_FREE_BYTES. */
+const NOISE_PAUSE_MS = 10;
 /** How much of the first line that is not MCP is kept for the error text. */
 const SAMPLE_CHARS = 200;
 
@@ -232,7 +234,7 @@ export class BoundedStdioTransport implements Transport {
     // Output that is not MCP is read slowly: a flooding server waits on its full pipe instead of
     // spinning, and this process spends at most a chunk per pause on it.
     const stdout = this.child?.stdout;
-    if (this.noiseBytes > noiseBefore && this.failure === null && stdout && !stdout.isPaused()) {
+    if (this.noiseBytes > noiseBefore && this.noiseBytes > NOISE_FREE_BYTES && this.failure === null && stdout && !stdout.isPaused()) {
       stdout.pause();
       setTimeout(() => {
         if (this.failure === null) stdout.resume();
