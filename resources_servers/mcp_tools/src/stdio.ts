@@ -22,6 +22,7 @@ import { PassThrough } from 'node:stream';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { McpServerError } from '@nemo-gym/core/errors';
 
 /** JSON-RPC error code this transport answers an over-size message with (implementation-defined range, clear of the SDK's own -32000, -32001, -32042). */
 export const MESSAGE_TOO_LARGE_CODE = -32010;
@@ -131,7 +132,7 @@ export class BoundedStdioTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    if (this.child !== null) throw new Error('BoundedStdioTransport already started');
+    if (this.child !== null) throw new McpServerError('the stdio transport of this MCP server was started twice');
     installExitHook();
     const child = spawn(this.options.command, this.options.args, {
       env: { ...getDefaultEnvironment(), ...this.options.env },
@@ -163,7 +164,7 @@ export class BoundedStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || this.closed) throw new Error('Not connected');
+    if (!stdin || this.closed) throw new McpServerError('the MCP server process is not running (not connected)');
     if ('method' in message && 'id' in message) this.pending.add(message.id);
     const json = `${JSON.stringify(message)}\n`;
     if (!stdin.write(json)) {
@@ -324,15 +325,18 @@ export class BoundedStdioTransport implements Transport {
       return;
     }
     const line = buf.toString('utf8');
-    let message: JSONRPCMessage;
+    let json: unknown;
     try {
-      const parsed = JSONRPCMessageSchema.safeParse(JSON.parse(line));
-      if (!parsed.success) throw new Error('not a JSON-RPC message');
-      message = parsed.data;
+      json = JSON.parse(line);
     } catch {
+      json = undefined;
+    }
+    const parsed = json === undefined ? null : JSONRPCMessageSchema.safeParse(json);
+    if (parsed === null || !parsed.success) {
       this.noise(buf.length, line.slice(0, SAMPLE_CHARS * 2));
       return;
     }
+    const message = parsed.data;
     if (('result' in message || 'error' in message) && 'id' in message && message.id !== undefined) this.pending.delete(message.id);
     this.onmessage?.(message);
   }
@@ -353,7 +357,7 @@ export class BoundedStdioTransport implements Transport {
   private oversize(bytes: number, id: RequestId | undefined): void {
     const ids = id !== undefined && this.pending.has(id) ? [id] : [...this.pending];
     if (ids.length === 0) {
-      this.onerror?.(new Error(`dropped a message of ${bytes} bytes, more than max_message_bytes (${this.options.maxMessageBytes})`));
+      this.onerror?.(new McpServerError(`dropped a message of ${bytes} bytes, more than max_message_bytes (${this.options.maxMessageBytes}), that answered no pending request`));
       return;
     }
     for (const target of ids) {
