@@ -232,6 +232,9 @@ describe('malformed and oversized requests on /mcp', () => {
     const deep = await post(`${'['.repeat(600)}${']'.repeat(600)}`);
     expect(deep.statusCode).toBe(400);
     expect(((await deep.body.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const notRpc = await post('{"hello": "world"}');
+    expect(notRpc.statusCode).toBe(400);
+    expect((await notRpc.body.json()) as unknown).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request: no Mcp-Session-Id header, and the body is not an initialize request.' } });
     const text = await post('{}', { 'content-type': 'text/plain' });
     expect(text.statusCode).toBe(415);
     expect((await text.body.json()) as unknown).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });

@@ -249,7 +249,7 @@ async function mountMcp<R>(app: FastifyInstance, options: McpMountOptions<R>, mc
       await server.connect(transport);
       entry = { transport, server, session };
     } else {
-      return jsonRpcError(reply, 400, `Bad request: no Mcp-Session-Id header, and the body is not an initialize request.`);
+      return jsonRpcError(reply, 400, `Invalid request: no Mcp-Session-Id header, and the body is not an initialize request.`, JSONRPC_INVALID_REQUEST);
     }
     reply.hijack();
     reply.raw.setHeader('set-cookie', sessions.setCookieValues(entry.session));
