@@ -109,6 +109,8 @@ async function discover(config: McpToolsConfig, options: ConnectOptions): Promis
     });
     try {
       listed = await conn.listTools(options.connectTimeoutMs);
+    } catch (err) {
+      throw new ConfigError(`${config.name}: MCP server \`${name}\` did not list its tools: ${conn.lost ?? (err as Error).message}. Check mcp_servers.${name} in the config.`);
     } finally {
       await conn.close();
     }

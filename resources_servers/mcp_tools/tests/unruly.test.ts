@@ -156,6 +156,11 @@ describe('limits of a stdio MCP server', () => {
     expect(running(next)).toBe(true);
   });
 
+  it('a server that floods stdout while listing its tools stops the start with the reason', async () => {
+    const err = await start({ mcp_servers: { unruly: { ...unruly, env: { UNRULY_FLOOD_ON_LIST: '1' } } } }).catch((e: Error) => e);
+    expect(String(err)).toMatch(/MCP server `unruly` did not list its tools: MCP server `unruly` .* wrote \d+ bytes to stdout that are not MCP messages \(the first: `starting up\.\.\.`\).*Check mcp_servers\.unruly/s);
+  });
+
   it('a verify module calling a server that is not configured is told which servers there are', async () => {
     const s = await start({ verify: { type: 'module', path: UNKNOWN_SERVER_MODULE } });
     const v = await s.post('/verify', { responses_create_params: { input: [] }, response: textResponse('x') });
