@@ -54,6 +54,15 @@ describe('redactUrlCredentials', () => {
     expect(redactUrlCredentials('http://user:****@h and https://****@h')).toBe('http://user:****@h and https://****@h');
     expect(redactUrlCredentials('mail me@example.com, a=b')).toBe('mail me@example.com, a=b');
   });
+
+  it('takes time linear in the text, whatever it holds (error texts echo model input)', () => {
+    const n = 200_000;
+    for (const text of ['a.'.repeat(n) + '://u:p@h', 'x://a:'.repeat(n / 3) + '@', `http://h/${'?'.repeat(n)}=`, `http://h/?${'a=b&'.repeat(n / 4)}`, `a://${'@'.repeat(n)}=`]) {
+      const t0 = performance.now();
+      redactUrlCredentials(text);
+      expect(performance.now() - t0, text.slice(0, 12)).toBeLessThan(1000);
+    }
+  });
 });
 
 describe('redactSecrets', () => {

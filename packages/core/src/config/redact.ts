@@ -37,18 +37,23 @@ function isSecretQueryParam(name: string): boolean {
   return name.toLowerCase() === 'key' || isSecretKey(name);
 }
 
+// Every pattern runs in time linear in the text (error texts can echo long model input): a
+// scheme is at most 32 characters, and no repeated part can run past the next attempt's start.
 // scheme://user:password@ -> scheme://user:****@
-const URL_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*):([^/\s@?#]+)@/gi;
+const URL_USERINFO_RE = /\b([a-z][a-z0-9+.-]{0,31}:\/\/[^/\s:@?#]*):([^/\s@?#]+)@/gi;
 // scheme://token@ (user info without a password, e.g. https://ghp_…@github.com) -> scheme://****@
-const URL_BARE_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/)([^/\s:@?#"'<>]+)@/gi;
+const URL_BARE_USERINFO_RE = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^/\s:@?#"'<>]+)@/gi;
 // ?api_key=...&token=... inside a URL; a value ends at a quote too, so a URL inside JSON text keeps the JSON intact
-const URL_QUERY_RE = /([?&])([^=&#\s"'<>]+)=([^&#\s"'<>\\]*)/g;
+const URL_QUERY_RE = /([?&])([^=&?#\s"'<>]+)=([^&#\s"'<>\\]*)/g;
 
 /** Masks credentials written inside URLs anywhere in `text`. */
 export function redactUrlCredentials(text: string): string {
   if (!text.includes('@') && !text.includes('=')) return text;
-  let out = text.replace(URL_USERINFO_RE, (_m, head: string) => `${head}:${MASK}@`);
-  out = out.replace(URL_BARE_USERINFO_RE, (m, head: string, user: string) => (user === MASK ? m : `${head}${MASK}@`));
+  let out = text;
+  if (out.includes('://') && out.includes('@')) {
+    out = out.replace(URL_USERINFO_RE, (_m, head: string) => `${head}:${MASK}@`);
+    out = out.replace(URL_BARE_USERINFO_RE, (m, head: string, user: string) => (user === MASK ? m : `${head}${MASK}@`));
+  }
   if (out.includes('://') || out.includes('?')) {
     out = out.replace(URL_QUERY_RE, (m, sep: string, name: string, value: string) => (value && value !== MASK && isSecretQueryParam(name) ? `${sep}${name}=${MASK}` : m));
   }
