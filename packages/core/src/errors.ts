@@ -8,14 +8,14 @@
  * its fix; a test keeps the two in step. A new kind of error is one table row plus
  * `createError(code, name)`.
  *
- * Every message passes through the project's one secret rule for URLs (config/redact.ts) when the
+ * Every message passes through the project's one secret rule for URLs (secret-rule.ts) when the
  * error is made: a base URL with credentials (`http://user:KEY@host`, `?api_key=…`, `?sig=…`)
  * shows them as `****` in the message, in the `detail` of an HttpError given as text, and in the
  * URL and body kept by ServerResponseError and ServerUnreachableError, so no error text built
  * from a configured URL can carry its secret into an answer, a log or a failure record.
  */
 import { format } from 'node:util';
-import { redactUrlCredentials } from './config/redact.js';
+import { redactUrlCredentials } from './secret-rule.js';
 
 export interface ErrorDefinition {
   /** Message template: `%s` placeholders are filled in order from the constructor's arguments. */

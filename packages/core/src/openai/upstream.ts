@@ -3,7 +3,7 @@
  * HTTP errors for our own callers: the message names the backend URL and what went wrong, never
  * the API key, nor credentials written in the URL (`http://user:KEY@host/v1`, `?api_key=…`,
  * `?sig=…`): the message, the URL and the backend's body kept on an UpstreamError are masked by the
- * project's one secret rule (config/redact.ts) when it is made.
+ * project's one secret rule (secret-rule.ts) when it is made.
  *
  *   backend answered 4xx          -> same status
  *   backend answered 5xx          -> 502

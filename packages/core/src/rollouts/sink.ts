@@ -2,7 +2,7 @@
  * Where the collector's results go: the output JSONL (one verify answer per line, tagged with
  * its task and rollout index and agent), `<stem>_failures.jsonl` (one record per failed rollout,
  * with its attempt history) and `<stem>_metrics.json`. A failure's reasons are written with URL
- * credentials masked by the one secret rule (config/redact.ts), whoever built them.
+ * credentials masked by the one secret rule (secret-rule.ts), whoever built them.
  */
 import { createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
 import { extname } from 'node:path';
