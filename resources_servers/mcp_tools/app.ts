@@ -15,7 +15,7 @@ import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesS
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { McpToolsConfigSchema, type McpToolsConfig } from './src/config.js';
 import { capOutput, openConnection, type CallOutcome, type Connection, type ConnectOptions } from './src/connection.js';
-import { makeVerifier, type Verifier } from './src/verify.js';
+import { makeVerifier, UnknownMcpServerError, type Verifier } from './src/verify.js';
 
 /** Names the Responses API accepts for a function tool. */
 const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -40,8 +40,15 @@ class RolloutSession {
 
   constructor(private readonly opener: (server: string) => Promise<Connection>) {}
 
-  connection(server: string): Promise<Connection> {
+  async connection(server: string): Promise<Connection> {
     let p = this.opening.get(server);
+    if (p !== undefined) {
+      const c = await p;
+      // A server stopped after a timed-out call: this call starts a new one.
+      if (c.retired === null) return c;
+      if (this.opening.get(server) === p) this.forget(server, c);
+      p = this.opening.get(server);
+    }
     if (p === undefined) {
       p = this.opener(server).then((c) => (this.open.push(c), c));
       this.opening.set(server, p);
@@ -49,9 +56,16 @@ class RolloutSession {
     return p;
   }
 
-  /** The first lost connection's reason, if any. */
+  private forget(server: string, c: Connection): void {
+    this.opening.delete(server);
+    const i = this.open.indexOf(c);
+    if (i !== -1) this.open.splice(i, 1);
+    void c.close();
+  }
+
+  /** The first lost connection's reason, if any (a server stopped after a timeout is not lost). */
   lost(): string | null {
-    return this.failure ?? this.open.find((c) => c.lost !== null)?.lost ?? null;
+    return this.failure ?? this.open.find((c) => c.lost !== null && c.retired === null)?.lost ?? null;
   }
 
   async close(): Promise<void> {
@@ -95,6 +109,8 @@ async function discover(config: McpToolsConfig, options: ConnectOptions): Promis
     });
     try {
       listed = await conn.listTools(options.connectTimeoutMs);
+    } catch (err) {
+      throw new ConfigError(`${config.name}: MCP server \`${name}\` did not list its tools: ${conn.lost ?? (err as Error).message}. Check mcp_servers.${name} in the config.`);
     } finally {
       await conn.close();
     }
@@ -135,8 +151,14 @@ export const server = defineResourcesServer({
   className: 'McpToolsResourcesServer',
   configSchema: McpToolsConfigSchema,
   setup: async ({ config, client, log }): Promise<State> => {
-    const connectOptions: ConnectOptions = { connectTimeoutMs: config.connect_timeout_s * 1000, maxMessageBytes: config.max_message_bytes, closeGraceMs: config.close_grace_s * 1000, secrets: secretValues(config) };
-    const verifier = await makeVerifier(config.verify, client);
+    const connectOptions: ConnectOptions = {
+      connectTimeoutMs: config.connect_timeout_s * 1000,
+      maxMessageBytes: config.max_message_bytes,
+      maxNoiseBytes: config.max_stdout_noise_bytes,
+      closeGraceMs: config.close_grace_s * 1000,
+      secrets: secretValues(config),
+    };
+    const verifier = await makeVerifier(config.verify, client, Object.keys(config.mcp_servers));
     const { tools } = await discover(config, connectOptions);
     log.info(`offering ${tools.size} tool(s) from ${Object.keys(config.mcp_servers).length} MCP server(s): ${[...tools.keys()].join(', ')}`);
     const sessions = new SessionStore<RolloutSession>({
@@ -204,7 +226,11 @@ export const server = defineResourcesServer({
 });
 
 function newRollout(config: McpToolsConfig, state: State): RolloutSession {
-  return new RolloutSession((name) => openConnection(name, config.mcp_servers[name]!, state.connectOptions));
+  return new RolloutSession(async (name) => {
+    // Names come from the tool table and the verify config, but a verify module may name any server.
+    if (!Object.hasOwn(config.mcp_servers, name)) throw new UnknownMcpServerError(name, Object.keys(config.mcp_servers));
+    return openConnection(name, config.mcp_servers[name]!, state.connectOptions);
+  });
 }
 
 /** A tool call in a rollout's session; a server that cannot start or is lost marks the rollout failed. */
@@ -216,6 +242,7 @@ async function callIn(rollout: RolloutSession, server: string, tool: string, arg
     try {
       conn = await rollout.connection(server);
     } catch (err) {
+      if (err instanceof UnknownMcpServerError) throw err;
       rollout.failure = (err as Error).message;
       return { kind: 'lost', message: rollout.failure };
     }

@@ -7,8 +7,15 @@
  * HTTP status when a handler lets it escape, that status. docs/errors.md explains every code and
  * its fix; a test keeps the two in step. A new kind of error is one table row plus
  * `createError(code, name)`.
+ *
+ * Every message passes through the project's one secret rule for URLs (secret-rule.ts) when the
+ * error is made: a base URL with credentials (`http://user:KEY@host`, `?api_key=…`, `?sig=…`)
+ * shows them as `****` in the message, in the `detail` of an HttpError given as text, and in the
+ * URL and body kept by ServerResponseError and ServerUnreachableError, so no error text built
+ * from a configured URL can carry its secret into an answer, a log or a failure record.
  */
 import { format } from 'node:util';
+import { redactUrlCredentials } from './secret-rule.js';
 
 export interface ErrorDefinition {
   /** Message template: `%s` placeholders are filled in order from the constructor's arguments. */
@@ -96,7 +103,7 @@ export class NgError extends Error {
   /** The status a server answers with when a handler lets this error escape (from the table). */
   readonly httpStatus: number | undefined;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(redactUrlCredentials(message), options);
     this.code = code;
     this.httpStatus = (ERRORS[code] as ErrorDefinition).status;
     this.name = new.target.name;
@@ -159,7 +166,7 @@ export class HttpError extends NgError {
   constructor(status: number, detail: unknown, headers?: Record<string, string>) {
     super('NG_ERR_HTTP', typeof detail === 'string' ? detail : JSON.stringify(detail));
     this.status = status;
-    this.detail = detail;
+    this.detail = typeof detail === 'string' ? this.message : detail;
     this.headers = headers;
   }
 }
@@ -175,8 +182,8 @@ export class ServerResponseError extends NgError {
     const shown = body.length > 2000 ? `${body.slice(0, 2000)}… (${body.length} bytes)` : body;
     super('NG_ERR_SERVER_RESPONSE', errorMessage('NG_ERR_SERVER_RESPONSE', url, status, shown));
     this.status = status;
-    this.body = body;
-    this.url = url;
+    this.body = redactUrlCredentials(body);
+    this.url = redactUrlCredentials(url);
     this.noResend = noResend;
   }
 }
@@ -186,7 +193,7 @@ export class ServerUnreachableError extends NgError {
   readonly url: string;
   constructor(url: string, reason: string, options?: { cause?: unknown }) {
     super('NG_ERR_SERVER_UNREACHABLE', errorMessage('NG_ERR_SERVER_UNREACHABLE', url, reason), options);
-    this.url = url;
+    this.url = redactUrlCredentials(url);
   }
 }
 
@@ -255,8 +262,7 @@ export const ReplayRecordingsError = createError('NG_ERR_REPLAY_RECORDINGS', 'Re
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
 
-/** A short, single-line description of any thrown value, for logs and error bodies. */
+/** A short, single-line description of any thrown value, for logs and error bodies (URL credentials masked). */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
+  return redactUrlCredentials(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
 }

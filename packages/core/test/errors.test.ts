@@ -7,8 +7,9 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BadResultError, createError, describeError, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, ServerResponseError } from '@nemo-gym/core/errors';
+import { BadResultError, createError, describeError, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, ServerResponseError, ServerUnreachableError } from '@nemo-gym/core/errors';
 import { ConversionError } from '@nemo-gym/core/openai';
+import { statusError, transportError } from '../src/openai/upstream.js';
 import { defineResourcesServer, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -48,6 +49,23 @@ describe('error table', () => {
     expect(new BadResultError('x', 'null').message).toBe(errorMessage('NG_ERR_BAD_RESULT', 'x', 'null'));
     const sr = new ServerResponseError('http://h/verify', 503, 'busy');
     expect([sr.code, sr.message]).toEqual(['NG_ERR_SERVER_RESPONSE', 'http://h/verify answered HTTP 503: busy']);
+  });
+
+  it('masks credentials of URLs in every error text when the error is made', () => {
+    const url = 'http://u:S3CRET@h:1/v1?api_key=S3CRET&sig=S3CRET&mode=x';
+    const shown = 'http://u:****@h:1/v1?api_key=****&sig=****&mode=x';
+    const http = new HttpError(502, `the backend at ${url} failed`);
+    expect([http.message, http.detail]).toEqual([`the backend at ${shown} failed`, `the backend at ${shown} failed`]);
+    const sr = new ServerResponseError(url, 500, JSON.stringify({ detail: `at ${url}` }));
+    expect(`${sr.message} ${sr.body} ${sr.url}`).not.toContain('S3CRET');
+    expect(JSON.parse(sr.body)).toEqual({ detail: `at ${shown}` });
+    expect(new ServerUnreachableError(url, 'ECONNREFUSED').url).toBe(shown);
+    expect(describeError(new Error(`fetch ${url}`))).toBe(`Error: fetch ${shown}`);
+    expect(describeError(`plain ${url}`)).toBe(`plain ${shown}`);
+    const up = transportError(url, Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }), undefined);
+    expect(`${up.message} ${up.url} ${String(up.detail)}`).not.toContain('S3CRET');
+    const st = statusError(url, 401, JSON.stringify({ error: { message: `bad token in /v1?token=S3CRET` } }));
+    expect(`${st.message} ${st.upstreamBody} ${st.url}`).not.toContain('S3CRET');
   });
 
   it('a server answers an escaped error with the status of its table entry, others with 500', async () => {

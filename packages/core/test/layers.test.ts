@@ -22,6 +22,8 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 
 /** Layer of each top-level folder or file of src/ (lower numbers are imported by higher ones). */
 const LAYERS: Record<string, number> = {
+  // The one secret rule imports nothing; errors.ts masks every coded error's message with it.
+  'secret-rule.ts': -1,
   'errors.ts': 0,
   py: 1,
   http: 1,

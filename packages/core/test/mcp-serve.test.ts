@@ -2,6 +2,7 @@
  * A resources server's tools over MCP, driven by the SDK's own client over Streamable HTTP on
  * 127.0.0.1: the tool list and its schemas, calls in a session, verify over HTTP and over MCP.
  */
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -206,6 +207,80 @@ describe('MCP-only clients', () => {
     } finally {
       await client.close().catch(() => undefined);
       await srv.close();
+    }
+  });
+});
+
+describe('malformed and oversized requests on /mcp', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer(counter, { config: { ...base, mcp: { enabled: true, max_body_bytes: 1024 * 1024 } }, listen: true });
+  });
+  afterAll(async () => srv.close());
+
+  const post = (body: string | Readable, headers: Record<string, string> = {}) =>
+    request(`${srv.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+
+  it('a body that is not JSON is a JSON-RPC parse error (-32700), not a FastAPI 422', async () => {
+    for (const body of ['{"jsonrpc": "2.0", "id": 1, "method": "initialize"', 'not json', '']) {
+      const res = await post(body);
+      const json = (await res.body.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } };
+      expect(res.statusCode, body).toBe(400);
+      expect(json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+      expect(json.error.message).toMatch(/^Parse error: the body is (not valid JSON|empty)/);
+    }
+    const deep = await post(`${'['.repeat(600)}${']'.repeat(600)}`);
+    expect(deep.statusCode).toBe(400);
+    expect(((await deep.body.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const notRpc = await post('{"hello": "world"}');
+    expect(notRpc.statusCode).toBe(400);
+    expect((await notRpc.body.json()) as unknown).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request: no Mcp-Session-Id header, and the body is not an initialize request.' } });
+    const text = await post('{}', { 'content-type': 'text/plain' });
+    expect(text.statusCode).toBe(415);
+    expect((await text.body.json()) as unknown).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+  });
+
+  it('a 200 MB argument is refused with a JSON-RPC 413 before it is read, with no memory blow-up; the server goes on', async () => {
+    const total = 200 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024, 'a');
+    /** A tools/call whose argument is `total` bytes, produced as it is sent (never held whole here). */
+    let produced = 0;
+    async function* huge(): AsyncGenerator<Buffer> {
+      produced = 0;
+      yield Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"amount":"');
+      for (; produced < total; produced += chunk.length) yield chunk;
+      yield Buffer.from('"}}}');
+    }
+    const rssBefore = process.memoryUsage().rss;
+    let peak = rssBefore;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    try {
+      const variants: Record<string, string>[] = [{ 'content-length': String(total + 97) }, {}];
+      for (const headers of variants) {
+        const t0 = performance.now();
+        const res = await post(Readable.from(huge()), headers).catch((err: Error) => err);
+        const ms = performance.now() - t0;
+        if (res instanceof Error) throw res;
+        const json = (await res.body.json()) as { error: { code: number; message: string } };
+        console.log(`200 MB body ${headers['content-length'] ? 'with Content-Length' : 'chunked'}: ${res.statusCode} in ${ms.toFixed(0)} ms, ${(produced / 2 ** 20).toFixed(0)} MB of it produced`);
+        expect(res.statusCode).toBe(413);
+        expect(produced).toBeLessThan(total / 4);
+        expect(json.error.code).toBe(-32600);
+        expect(json.error.message).toBe(
+          'the request body is larger than the limit of 1048576 bytes; send less data per request; the limit of /mcp is mcp.max_body_bytes in the counter config',
+        );
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    console.log(`RSS before ${(rssBefore / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB`);
+    expect(peak - rssBefore).toBeLessThan(100 * 1024 * 1024);
+    // The server still answers MCP.
+    const { client } = await connect(srv.url);
+    try {
+      expect(text(await client.callTool({ name: 'add', arguments: { amount: 2 } }))).toBe('{"total":2}');
+    } finally {
+      await client.close();
     }
   });
 });

@@ -26,6 +26,8 @@ describe('isSecretKey', () => {
     'private_key',
     'credentials',
     'cookie',
+    'sig',
+    'X-Amz-Signature',
   ])('%s is secret', (k) => expect(isSecretKey(k)).toBe(true));
 
   it.each(['max_tokens', 'max_output_tokens', 'token_ids', 'tokenizer', 'model', 'host', 'port', 'keyword', 'monkey', 'name', 'base_url', 'extra_headers'])(
@@ -41,6 +43,25 @@ describe('redactUrlCredentials', () => {
       'see postgres://admin:****@db/x and https://h/p?api_key=****&mode=x',
     );
     expect(redactUrlCredentials('http://127.0.0.1:8000/v1?max_tokens=5')).toBe('http://127.0.0.1:8000/v1?max_tokens=5');
+  });
+
+  it('masks a bare-token user info, signatures and `key`, and keeps JSON around a URL intact', () => {
+    expect(redactUrlCredentials('https://ghp_abc123@github.com/o/r')).toBe('https://****@github.com/o/r');
+    expect(redactUrlCredentials('https://acct.blob.core.windows.net/c?sv=2022&sig=abc%2Fdef&se=1')).toBe('https://acct.blob.core.windows.net/c?sv=2022&sig=****&se=1');
+    expect(redactUrlCredentials('https://h/x?X-Amz-Signature=abc&X-Amz-Security-Token=def&key=AIza1')).toBe('https://h/x?X-Amz-Signature=****&X-Amz-Security-Token=****&key=****');
+    const json = JSON.stringify({ error: { message: 'bad key for http://h/v1?token=abc', url: 'http://u:p@h/?api_key=q' } });
+    expect(JSON.parse(redactUrlCredentials(json))).toEqual({ error: { message: 'bad key for http://h/v1?token=****', url: 'http://u:****@h/?api_key=****' } });
+    expect(redactUrlCredentials('http://user:****@h and https://****@h')).toBe('http://user:****@h and https://****@h');
+    expect(redactUrlCredentials('mail me@example.com, a=b')).toBe('mail me@example.com, a=b');
+  });
+
+  it('takes time linear in the text, whatever it holds (error texts echo model input)', () => {
+    const n = 200_000;
+    for (const text of ['a.'.repeat(n) + '://u:p@h', 'x://a:'.repeat(n / 3) + '@', `http://h/${'?'.repeat(n)}=`, `http://h/?${'a=b&'.repeat(n / 4)}`, `a://${'@'.repeat(n)}=`]) {
+      const t0 = performance.now();
+      redactUrlCredentials(text);
+      expect(performance.now() - t0, text.slice(0, 12)).toBeLessThan(1000);
+    }
   });
 });
 

@@ -92,8 +92,16 @@ export const McpToolsConfigSchema = ResourcesServerConfigSchema.extend({
   close_grace_s: z.number().nonnegative().default(0.5),
   /** Longest tool output the model sees, in characters; the rest is cut with a note saying so. */
   max_output_chars: z.number().int().positive().default(20_000),
-  /** Largest single message read from a stdio server, in bytes. */
+  /**
+   * Largest single message read from a stdio server, in bytes. A larger one is not buffered: it is
+   * dropped as it streams in, and its call answers an error saying how large it was.
+   */
   max_message_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+  /**
+   * Output a stdio server may write to stdout that is not an MCP message (stray log lines), in
+   * bytes over its life; beyond it the server is stopped and its rollout fails with the reason.
+   */
+  max_stdout_noise_bytes: z.number().int().nonnegative().default(64 * 1024),
   /** A rollout session unused this long is closed (its MCP sessions and processes too). */
   session_idle_ttl_s: z.number().positive().default(900),
   /** Most rollout sessions open at once; beyond it the least recently used one is closed. */

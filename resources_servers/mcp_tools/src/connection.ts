@@ -1,16 +1,18 @@
 /**
- * One MCP client session to one configured server: a stdio child process of its own, or an MCP
- * session on a Streamable HTTP endpoint. Knows whether it was lost (process exited, endpoint
- * gone) as opposed to closed by us, and turns tool results into the text the model sees.
+ * One MCP client session to one configured server: a stdio child process of its own (read by the
+ * bounded reader of stdio.ts), or an MCP session on a Streamable HTTP endpoint. Knows whether it
+ * was lost (process exited, endpoint gone, protocol broken) as opposed to closed by us, and turns
+ * tool results into the text the model sees. A stdio server whose call times out is stopped at
+ * once with its process group; the rollout's next call to it starts a fresh process.
  */
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { redactSecrets, repoRoot } from '@nemo-gym/core/config';
 import { McpServerError } from '@nemo-gym/core/errors';
 import type { McpServerConfig } from './config.js';
+import { BoundedStdioTransport, MESSAGE_TOO_LARGE } from './stdio.js';
 
 const CLIENT_INFO = { name: 'nemo-gym-mcp_tools', version: '0.1.0' };
 /** How much of a stdio server's stderr is kept for error messages. */
@@ -19,6 +21,8 @@ const STDERR_TAIL_CHARS = 2000;
 export interface ConnectOptions {
   connectTimeoutMs: number;
   maxMessageBytes: number;
+  /** Bytes a stdio server may write to stdout that are not MCP messages before it is stopped. */
+  maxNoiseBytes: number;
   /** How long a stdio server may take to exit after its stdin is closed before it gets SIGTERM. */
   closeGraceMs: number;
   /** Values never to show in an error text (env values, header values, …). */
@@ -34,6 +38,8 @@ export type CallOutcome =
 export class Connection {
   /** Why the connection ended without our asking, or null. */
   lost: string | null = null;
+  /** Why this stdio server was stopped by us mid-rollout (a call timed out), or null: the next call starts a new one. */
+  retired: string | null = null;
   private closing = false;
 
   constructor(
@@ -42,13 +48,18 @@ export class Connection {
     private readonly label: string,
     private readonly stderrTail: () => string,
     private readonly secrets: string[],
-    /** Stops a stdio server that has not exited `graceMs` after its stdin was closed. */
-    private readonly stop: (() => void) | null,
+    /** The stdio transport (null for HTTP): stops the server, and says why it ended on its own. */
+    private readonly stdio: BoundedStdioTransport | null,
     private readonly graceMs: number,
   ) {
     client.onclose = () => {
-      if (!this.closing) this.markLost('closed the connection');
+      if (!this.closing) this.markLost(this.stdio?.failure ?? 'closed the connection');
     };
+  }
+
+  /** The pid of a stdio server, or null. */
+  get pid(): number | null {
+    return this.stdio?.pid ?? null;
   }
 
   private markLost(what: string): void {
@@ -75,26 +86,47 @@ export class Connection {
       return { kind: 'result', text: resultText(r.content, r.structuredContent), isError: r.isError === true, structured: r.structuredContent };
     } catch (err) {
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-        return { kind: 'timeout', message: `MCP tool \`${name}\` on server \`${this.server}\` did not answer within ${timeoutMs / 1000} s; the call was cancelled.` };
+        const message = `MCP tool \`${name}\` on server \`${this.server}\` did not answer within ${timeoutMs / 1000} s; the call was cancelled`;
+        if (this.stdio === null) return { kind: 'timeout', message: `${message}.` };
+        // The process may be busy for good (a loop, a flood): stopped now, with its process group.
+        this.retire(`it was stopped after tool \`${name}\` timed out`);
+        return { kind: 'timeout', message: `${message} and the server process stopped; a later call starts it afresh, without the state of earlier calls.` };
+      }
+      if (this.retired !== null) {
+        return { kind: 'result', text: `MCP server \`${this.server}\` did not answer tool \`${name}\`: ${this.retired}. Call the tool again to start the server afresh.`, isError: true, structured: undefined };
+      }
+      const data = err instanceof McpError ? (err.data as { reason?: unknown; bytes?: unknown; limit?: unknown } | undefined) : undefined;
+      if (data?.reason === MESSAGE_TOO_LARGE) {
+        const text = `MCP tool \`${name}\` on server \`${this.server}\` answered with a message of ${String(data.bytes)} bytes, more than max_message_bytes (${String(data.limit)}); the answer was dropped. Ask for less output at once (a smaller range, a page), or raise max_message_bytes in the mcp_tools config.`;
+        return { kind: 'result', text, isError: true, structured: undefined };
       }
       if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed) {
         // The server answered with a JSON-RPC error (unknown tool, invalid params, …): the model sees it.
         return { kind: 'result', text: redactSecrets(err.message, this.secrets), isError: true, structured: undefined };
       }
-      this.markLost(err instanceof McpError ? 'closed the connection' : `failed (${(err as Error).message})`);
+      this.markLost(this.stdio?.failure ?? (err instanceof McpError ? 'closed the connection' : `failed (${(err as Error).message})`));
       return { kind: 'lost', message: this.lost! };
     }
   }
 
+  /** Stops a stdio server at once (with everything in its process group); the rollout's next call starts a new one. */
+  retire(why: string): void {
+    if (this.stdio === null || this.retired !== null) return;
+    this.retired = why;
+    this.closing = true;
+    this.stdio.kill('SIGKILL');
+    void this.client.close().catch(() => undefined);
+  }
+
   /**
    * Ends the session. A stdio server gets its stdin closed, then SIGTERM after the grace period
-   * (then SIGKILL from the SDK), so a server that ignores end-of-input does not hold verify up.
+   * and SIGKILL after that, to its whole process group, so a server that ignores end-of-input
+   * does not hold verify up.
    */
   async close(): Promise<void> {
     this.closing = true;
-    const timer = this.stop === null ? null : setTimeout(this.stop, this.graceMs);
+    if (this.stdio !== null) await this.stdio.close(this.graceMs);
     await this.client.close().catch(() => undefined);
-    if (timer !== null) clearTimeout(timer);
   }
 }
 
@@ -130,18 +162,18 @@ function describeConfig(name: string, cfg: McpServerConfig, pid?: number | null)
 export async function openConnection(name: string, cfg: McpServerConfig, options: ConnectOptions): Promise<Connection> {
   const client = new Client(CLIENT_INFO);
   let tail = '';
-  let transport: StdioClientTransport | StreamableHTTPClientTransport;
+  let transport: BoundedStdioTransport | StreamableHTTPClientTransport;
   if ('command' in cfg) {
-    const stdio = new StdioClientTransport({
+    const stdio = new BoundedStdioTransport({
       command: cfg.command,
       args: cfg.args,
       env: cfg.env,
       cwd: resolve(repoRoot(), cfg.cwd ?? '.'),
-      stderr: 'pipe',
-      maxBufferSize: options.maxMessageBytes,
+      maxMessageBytes: options.maxMessageBytes,
+      maxNoiseBytes: options.maxNoiseBytes,
     });
     // Always drained (a full pipe would block the server); only the tail is kept.
-    stdio.stderr?.on('data', (d: Buffer) => {
+    stdio.stderr.on('data', (d: Buffer) => {
       tail = (tail + d.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
     transport = stdio;
@@ -151,18 +183,17 @@ export async function openConnection(name: string, cfg: McpServerConfig, options
   try {
     await client.connect(transport, { timeout: options.connectTimeoutMs });
   } catch (err) {
+    if (transport instanceof BoundedStdioTransport) transport.kill('SIGKILL');
     await client.close().catch(() => undefined);
-    const why = err instanceof McpError && err.code === ErrorCode.RequestTimeout ? `no answer to initialize within ${options.connectTimeoutMs / 1000} s` : (err as Error).message;
+    const why =
+      transport instanceof BoundedStdioTransport && transport.failure !== null
+        ? transport.failure
+        : err instanceof McpError && err.code === ErrorCode.RequestTimeout
+          ? `no answer to initialize within ${options.connectTimeoutMs / 1000} s`
+          : (err as Error).message;
     const stderr = tail.trim();
     throw new McpServerError(redactSecrets(`could not start MCP server ${describeConfig(name, cfg)}: ${why}${stderr ? `; its stderr: ${stderr}` : ''}`, options.secrets));
   }
-  const pid = transport instanceof StdioClientTransport ? transport.pid : null;
-  const stop = pid === null ? null : () => {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      // exited already
-    }
-  };
-  return new Connection(name, client, describeConfig(name, cfg, pid), () => tail, options.secrets, stop, options.closeGraceMs);
+  const stdio = transport instanceof BoundedStdioTransport ? transport : null;
+  return new Connection(name, client, describeConfig(name, cfg, stdio?.pid), () => tail, options.secrets, stdio, options.closeGraceMs);
 }

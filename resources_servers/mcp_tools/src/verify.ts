@@ -48,7 +48,18 @@ function mustAnswer(outcome: CallOutcome, what: string): { text: string; isError
   throw new HttpError(502, `${what}: ${outcome.message}`);
 }
 
-export async function makeVerifier(cfg: VerifyConfig, client: ServerClient): Promise<Verifier> {
+/**
+ * A verify module called a server that is not in `mcp_servers`: a mistake in the module or the
+ * config, answered 500 with the names that are configured (not a rollout failure of the model's).
+ */
+export class UnknownMcpServerError extends HttpError {
+  constructor(server: string, configured: readonly string[]) {
+    super(500, `MCP server \`${server}\` is not configured in this mcp_tools instance; mcp_servers has: ${configured.map((s) => `\`${s}\``).join(', ')}. Fix the server name in the verify module, or add the server to mcp_servers.`);
+    this.name = 'UnknownMcpServerError';
+  }
+}
+
+export async function makeVerifier(cfg: VerifyConfig, client: ServerClient, servers: readonly string[]): Promise<Verifier> {
   if (cfg.type === 'mcp_tool') {
     return {
       async score(row, call) {
@@ -103,7 +114,10 @@ export async function makeVerifier(cfg: VerifyConfig, client: ServerClient): Pro
       const out = await fn({
         row,
         text: outputText(row.response as Json),
-        callTool: async (server, tool, args = {}) => mustAnswer(await call(server, tool, args), `tool \`${tool}\` on MCP server \`${server}\` (called by the verify module)`),
+        callTool: async (server, tool, args = {}) => {
+          if (typeof server !== 'string' || !servers.includes(server)) throw new UnknownMcpServerError(String(server), servers);
+          return mustAnswer(await call(server, tool, args), `tool \`${tool}\` on MCP server \`${server}\` (called by the verify module)`);
+        },
       });
       const reward = typeof out === 'number' ? out : (out as Json | null)?.reward;
       if (typeof reward !== 'number' || !Number.isFinite(reward)) {

@@ -108,9 +108,11 @@ describe('the everything server over stdio', () => {
     const started = Date.now();
     const slow = await sess.post('/trigger-long-running-operation', { duration: 5, steps: 1 });
     expect(slow.status).toBe(504);
-    expect(slow.json.error).toBe('MCP tool `trigger-long-running-operation` on server `everything` did not answer within 0.5 s; the call was cancelled.');
+    expect(slow.json.error).toBe(
+      'MCP tool `trigger-long-running-operation` on server `everything` did not answer within 0.5 s; the call was cancelled and the server process stopped; a later call starts it afresh, without the state of earlier calls.',
+    );
     expect(Date.now() - started).toBeLessThan(3000);
-    // A timeout is the model's problem, not the server's: the session goes on.
+    // A timeout is the model's problem, not the server's: the session goes on, on a fresh process.
     expect((await sess.post('/echo', { message: 'still here' })).json.output).toBe('Echo: still here');
     const env = await s.session().post('/get-env', {});
     expect(env.json.output).toContain('visible-to-server');

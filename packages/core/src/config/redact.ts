@@ -1,52 +1,12 @@
 /**
- * Secret redaction for anything printed or handed to another process.
- *
- * One rule decides whether a key names a secret: the key is split into words on any separator
- * (`_`, `-`, `.`, space) and at camelCase boundaries; it is secret when the joined words contain
- * `apikey`, `accesskey`, `privatekey`, `secretkey`, `secret`, `password`, `passwd`,
- * `authorization`, `credential` or `cookie`, or when its last word ends in `token`
- * (`hf_token`, `accessToken`; `max_tokens` and `token_ids` are counts and lists, not secrets).
- * Strings are also scrubbed of credentials inside URLs (`scheme://user:PASSWORD@host`, and query
- * parameters whose name is secret by the same rule).
+ * Secret redaction for anything printed or handed to another process, on the project's one
+ * secret rule (../secret-rule.ts: which keys are secret, which parts of a URL are credentials):
+ * whole configs and logged values with secret keys masked, and copies of secret values found
+ * elsewhere masked too.
  */
-export const MASK = '****';
+import { isSecretKey, MASK, redactUrlCredentials, urlCredentials } from '../secret-rule.js';
 
-const SECRET_WORDS_RE = /apikey|accesskey|privatekey|secretkey|secret|password|passwd|authorization|credential|cookie/;
-
-function words(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
-}
-
-export function isSecretKey(key: string): boolean {
-  const w = words(key);
-  if (w.length === 0) return false;
-  if (SECRET_WORDS_RE.test(w.join(''))) return true;
-  return w[w.length - 1]!.endsWith('token');
-}
-
-// scheme://user:password@ -> scheme://user:****@
-const URL_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@?#]*):([^/\s@?#]+)@/gi;
-// ?api_key=...&token=... inside a URL
-const URL_QUERY_RE = /([?&])([^=&#\s]+)=([^&#\s]*)/g;
-
-/** Masks credentials written inside URLs anywhere in `text`. */
-export function redactUrlCredentials(text: string): string {
-  let out = text.replace(URL_USERINFO_RE, (_m, head: string) => `${head}:${MASK}@`);
-  if (out.includes('://') || out.includes('?')) {
-    out = out.replace(URL_QUERY_RE, (m, sep: string, name: string, value: string) => (value && isSecretKey(name) ? `${sep}${name}=${MASK}` : m));
-  }
-  return out;
-}
-
-/** The credentials a URL string carries (the password of its user info), for {@link collectSecretValues}. */
-function urlCredentials(text: string): string[] {
-  return [...text.matchAll(URL_USERINFO_RE)].map((m) => m[2]!);
-}
+export { isSecretKey, MASK, redactUrlCredentials } from '../secret-rule.js';
 
 /** Shortest value treated as a secret when scrubbing it out of other strings. */
 const MIN_SECRET_LENGTH = 4;

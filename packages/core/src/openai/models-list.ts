@@ -5,6 +5,7 @@
  * failure is (status kept, key scrubbed).
  */
 import type { Dispatcher } from 'undici';
+import { redactUrlCredentials } from '../config/redact.js';
 import { RawJson } from '../http/raw-json.js';
 import { backendErrorAnswer } from './proxy.js';
 import { openAIStatusError, sendToBackend } from './upstream.js';
@@ -35,7 +36,7 @@ export async function listBackendModels(baseUrl: string, opts: ListModelsOptions
       JSON.parse(text);
       return new RawJson(text);
     } catch {
-      return new RawJson(JSON.stringify({ detail: `the model backend at ${url} answered its model list with a body that is not JSON` }), 502);
+      return new RawJson(JSON.stringify({ detail: `the model backend at ${redactUrlCredentials(url)} answered its model list with a body that is not JSON` }), 502);
     }
   } catch (err) {
     return backendErrorAnswer(err, url, apiKey);

@@ -1,7 +1,9 @@
 /**
  * Calling an OpenAI-compatible backend (vLLM, OpenAI, Azure) and turning its failures into clear
  * HTTP errors for our own callers: the message names the backend URL and what went wrong, never
- * the API key.
+ * the API key, nor credentials written in the URL (`http://user:KEY@host/v1`, `?api_key=…`,
+ * `?sig=…`): the message, the URL and the backend's body kept on an UpstreamError are masked by the
+ * project's one secret rule (secret-rule.ts) when it is made.
  *
  *   backend answered 4xx          -> same status
  *   backend answered 5xx          -> 502
@@ -13,23 +15,30 @@ import type { Dispatcher } from 'undici';
 import { sharedPool } from '../client/agent.js';
 import { abortReason, dispatchWithRetries, splitUrl, type CollectedResponse } from '../client/dispatch.js';
 import { classifyRequest, errorCode, NOT_PROCESSED_STATUSES, passOnHeaders, retryAfterHeaders, retryPolicy, type RequestClass, type RetryPolicy } from '../client/retry.js';
+import { redactUrlCredentials } from '../config/redact.js';
 import { HttpError } from '../errors.js';
 
 export type UpstreamFailureKind = 'status' | 'connect' | 'timeout' | 'invalid_json';
 
 export class UpstreamError extends HttpError {
+  /** The backend URL, credentials masked. */
+  readonly url: string;
+  /** The backend's answer, URL credentials masked (it may echo the request's query). */
+  readonly upstreamBody: string | undefined;
   constructor(
     status: number,
     message: string,
     readonly kind: UpstreamFailureKind,
-    readonly url: string,
+    url: string,
     readonly upstreamStatus?: number,
-    readonly upstreamBody?: string,
+    upstreamBody?: string,
     /** Sent with our answer: the backend's Retry-After on a 429/503. */
     headers?: Record<string, string>,
   ) {
     super(status, message, headers);
     this.name = 'UpstreamError';
+    this.url = redactUrlCredentials(url);
+    this.upstreamBody = upstreamBody === undefined ? undefined : redactUrlCredentials(upstreamBody);
   }
 }
 

@@ -20,6 +20,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { redactUrlCredentials } from '../config/redact.js';
 import { BadResultError, CollectFileError, NgError, ServerResponseError, ServerUnreachableError, describeError } from '../errors.js';
 import { requestFailure, type ServerClient } from '../client/client.js';
 import { NOT_PROCESSED_STATUSES } from '../client/retry.js';
@@ -270,7 +271,9 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     }
   };
 
-  const fail = async (job: RolloutJob | BadRowJob, agent: string | null, attempt: Omit<AttemptRecord, 'attempt'>, err: unknown) => {
+  const fail = async (job: RolloutJob | BadRowJob, agent: string | null, given: Omit<AttemptRecord, 'attempt'>, err: unknown) => {
+    // The reason is shown on the terminal and recorded: never with a URL's credentials.
+    const attempt = { ...given, reason: redactUrlCredentials(given.reason) };
     const key = rolloutKey(job.taskIndex, job.rolloutIndex);
     const history = [...(resume.history.get(key) ?? [])];
     resume.previous.delete(key);

@@ -1,10 +1,12 @@
 /**
  * Where the collector's results go: the output JSONL (one verify answer per line, tagged with
  * its task and rollout index and agent), `<stem>_failures.jsonl` (one record per failed rollout,
- * with its attempt history) and `<stem>_metrics.json`.
+ * with its attempt history) and `<stem>_metrics.json`. A failure's reasons are written with URL
+ * credentials masked by the one secret rule (secret-rule.ts), whoever built them.
  */
 import { createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
 import { extname } from 'node:path';
+import { redactUrlCredentials } from '../config/redact.js';
 import { CollectFileError, type NgError } from '../errors.js';
 import { fileProblem } from './files.js';
 
@@ -42,6 +44,15 @@ export interface FailureRecord {
   /** The reason class (failures.ts), e.g. `model_unreachable`. */
   reason_class?: string;
   history: AttemptRecord[];
+}
+
+/** The record with the credentials of any URL in its reasons masked. */
+function maskedFailure(rec: FailureRecord): FailureRecord {
+  return {
+    ...rec,
+    reason: redactUrlCredentials(rec.reason),
+    history: rec.history.map((h) => (typeof h.reason === 'string' ? { ...h, reason: redactUrlCredentials(h.reason) } : h)),
+  };
 }
 
 const TAGS = ['_ng_task_index', '_ng_rollout_index', '_ng_agent'] as const;
@@ -141,13 +152,13 @@ export class RolloutSink {
   async failure(rec: FailureRecord): Promise<void> {
     this.failuresOut ??= new AppendFile(this.failuresPath, 'failures file');
     this.failed++;
-    await this.failuresOut.write(`${JSON.stringify(rec)}\n`);
+    await this.failuresOut.write(`${JSON.stringify(maskedFailure(rec))}\n`);
   }
 
   /** Writes an earlier run's record of a rollout this run did not attempt (not counted as a failure). */
   async carryOver(rec: FailureRecord): Promise<void> {
     this.failuresOut ??= new AppendFile(this.failuresPath, 'failures file');
-    await this.failuresOut.write(`${JSON.stringify(rec)}\n`);
+    await this.failuresOut.write(`${JSON.stringify(maskedFailure(rec))}\n`);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
  * same to a model as upstream's) and the mapping from a thrown value to a status and body.
  */
 import type { z } from 'zod';
+import { redactUrlCredentials } from '../config/redact.js';
 import { HttpError, NgError, describeError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import type { Logger } from './logger.js';
@@ -53,13 +54,14 @@ export function emptyBodyDetail(): ValidationDetail[] {
  * The answer for a failed request: HttpError keeps its status, a coded error whose table entry has
  * a status answers that status with its message, a client error raised by Fastify
  * keeps its 4xx (400 answers 422, as FastAPI does); anything else is a logged, short 500.
+ * Texts built from a configured URL show its credentials masked (coded errors are masked when made).
  */
 export function errorAnswer(err: unknown, log: Logger, method: string, url: string): RawJson {
   if (err instanceof HttpError) return new RawJson(JSON.stringify({ detail: err.detail }), err.status, err.headers);
   if (err instanceof NgError && err.httpStatus !== undefined) return new RawJson(JSON.stringify({ detail: err.message }), err.httpStatus);
   const e = err as { statusCode?: unknown; message?: string };
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    return new RawJson(JSON.stringify({ detail: e.message ?? 'Bad request' }), e.statusCode === 400 ? 422 : e.statusCode);
+    return new RawJson(JSON.stringify({ detail: redactUrlCredentials(e.message ?? 'Bad request') }), e.statusCode === 400 ? 422 : e.statusCode);
   }
   log.error(`${method} ${url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
   return new RawJson(JSON.stringify(describeError(err)), 500);

@@ -12,12 +12,18 @@
  * A tool call runs the same validation and handler as `POST /<tool>`: the tool's text content is
  * the exact JSON body the HTTP route answers, and an answer with status >= 400 (a 422 for bad
  * arguments, say) is a tool result with `isError: true` holding that same body.
+ *
+ * Errors on `/mcp` itself are JSON-RPC errors (`{jsonrpc, error: {code, message}, id: null}`), as
+ * an MCP client expects, never the FastAPI-shaped 422 of the tool routes: a body that is not JSON
+ * is -32700 (parse error, HTTP 400); a body over `mcp.max_body_bytes` is refused with -32600
+ * (invalid request, HTTP 413) before it is read in full, so a huge argument cannot drive the
+ * server's memory up; a body nested too deep or of another content type is -32600 too.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, errorMessage, HttpError, NgError } from '../errors.js';
 import type { RawJson } from '../http/raw-json.js';
 import type { Logger } from './logger.js';
 import type { Session, SessionCookies } from './session.js';
@@ -39,6 +45,8 @@ export const McpServeConfigSchema = z
      * Default: when the server binds a loopback address, only loopback names.
      */
     allowed_hosts: z.array(z.string()).nullable().default(null),
+    /** Largest request body on /mcp, in bytes (a larger one is refused before it is read in full). */
+    max_body_bytes: z.number().int().positive().default(16 * 1024 * 1024),
   })
   .strict();
 export type McpServeConfig = z.output<typeof McpServeConfigSchema>;
@@ -98,8 +106,41 @@ function hostName(header: string): string {
   return colon === -1 ? header : header.slice(0, colon);
 }
 
-function jsonRpcError(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return reply.status(status).type('application/json').send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+/** JSON-RPC 2.0 error codes used on /mcp. */
+export const JSONRPC_PARSE_ERROR = -32700;
+export const JSONRPC_INVALID_REQUEST = -32600;
+export const JSONRPC_INTERNAL_ERROR = -32603;
+const JSONRPC_SERVER_ERROR = -32000;
+
+function jsonRpcError(reply: FastifyReply, status: number, message: string, code = JSONRPC_SERVER_ERROR): FastifyReply {
+  return reply.status(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * The JSON-RPC answer for a request /mcp could not take: its body could not be read or parsed
+ * (the errors the body parser raises), or the handler failed.
+ */
+export function mcpRequestError(err: unknown, maxBodyBytes: number, configName: string): { status: number; code: number; message: string } {
+  const e = err as { code?: unknown; statusCode?: unknown; message?: unknown };
+  if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e?.statusCode === 413) {
+    return {
+      status: 413,
+      code: JSONRPC_INVALID_REQUEST,
+      message: `${errorMessage('NG_ERR_BODY_TOO_LARGE', maxBodyBytes)}; the limit of /mcp is mcp.max_body_bytes in the ${configName} config`,
+    };
+  }
+  if (err instanceof HttpError && Array.isArray(err.detail) && (err.detail[0] as { type?: unknown } | undefined)?.type === 'json_invalid') {
+    const msg = String((err.detail[0] as { msg?: unknown }).msg ?? 'JSON decode error');
+    return { status: 400, code: JSONRPC_PARSE_ERROR, message: `Parse error: the body is not valid JSON (${msg})` };
+  }
+  if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e?.statusCode === 415) {
+    return { status: 415, code: JSONRPC_INVALID_REQUEST, message: 'Invalid request: send the JSON-RPC message with Content-Type: application/json' };
+  }
+  if (err instanceof NgError && err.code === 'NG_ERR_BODY_TOO_DEEP') return { status: 400, code: JSONRPC_INVALID_REQUEST, message: `Invalid request: ${err.message}` };
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return { status: e.statusCode, code: JSONRPC_INVALID_REQUEST, message: `Invalid request: ${String(e.message ?? 'bad request')}` };
+  }
+  return { status: 500, code: JSONRPC_INTERNAL_ERROR, message: `Internal error: ${err instanceof Error ? err.message : String(err)}` };
 }
 
 interface LiveSession {
@@ -189,6 +230,10 @@ async function mountMcp<R>(app: FastifyInstance, options: McpMountOptions<R>, mc
         const why = live.droppedReason(mcpSessionId);
         return jsonRpcError(reply, 404, `MCP session not found${why ? ` (closed: ${why === 'idle' ? 'idle too long' : 'too many open sessions'})` : ''}; send initialize again.`);
       }
+    } else if (request.method === 'POST' && !/^application\/json\s*(;|$)/i.test(String(request.headers['content-type'] ?? ''))) {
+      return jsonRpcError(reply, 415, 'Invalid request: send the JSON-RPC message with Content-Type: application/json', JSONRPC_INVALID_REQUEST);
+    } else if (request.method === 'POST' && (request.body === undefined || request.body === null)) {
+      return jsonRpcError(reply, 400, 'Parse error: the body is empty; send a JSON-RPC message', JSONRPC_PARSE_ERROR);
     } else if (request.method === 'POST' && types.isInitializeRequest(request.body)) {
       const session = (request as unknown as { ngSession: Session }).ngSession;
       const server = openServer(session);
@@ -204,7 +249,7 @@ async function mountMcp<R>(app: FastifyInstance, options: McpMountOptions<R>, mc
       await server.connect(transport);
       entry = { transport, server, session };
     } else {
-      return jsonRpcError(reply, 400, `Bad request: no Mcp-Session-Id header, and the body is not an initialize request.`);
+      return jsonRpcError(reply, 400, `Invalid request: no Mcp-Session-Id header, and the body is not an initialize request.`, JSONRPC_INVALID_REQUEST);
     }
     reply.hijack();
     reply.raw.setHeader('set-cookie', sessions.setCookieValues(entry.session));
@@ -212,9 +257,20 @@ async function mountMcp<R>(app: FastifyInstance, options: McpMountOptions<R>, mc
     return undefined;
   };
 
-  app.post(MCP_PATH, handle);
-  app.get(MCP_PATH, handle);
-  app.delete(MCP_PATH, handle);
+  // JSON-RPC errors, not the tool routes' FastAPI shape, for what the body parser or the handler raise.
+  const route = {
+    bodyLimit: mcp.max_body_bytes,
+    errorHandler: (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+      const out = mcpRequestError(err, mcp.max_body_bytes, config.name);
+      if (out.status >= 500) log.error(`${request.method} ${MCP_PATH} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      // A refused body is not read to its end: the connection is closed after the answer.
+      if (out.status === 413) void reply.header('connection', 'close');
+      return jsonRpcError(reply, out.status, out.message, out.code);
+    },
+  };
+  app.post(MCP_PATH, route, handle);
+  app.get(MCP_PATH, route, handle);
+  app.delete(MCP_PATH, route, handle);
   // Before the listener closes: an open SSE stream would otherwise hold the close up.
   app.addHook('preClose', async () => {
     clearInterval(sweeper);
