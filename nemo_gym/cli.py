@@ -334,7 +334,12 @@ class RunHelper:
         try:
             table = self._server_client.server_instances(timeout_s=5) if self._server_client else []
         except Exception as err:
-            raise RuntimeError(f"Head server finished unexpectedly! It does not answer: {err}") from None
+            # ng-run closes the head server while it stops the others after a death: let it finish and say which.
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise RuntimeError(f"Head server finished unexpectedly! It does not answer: {err}") from None
+            return self.poll()
         for inst in table:
             if isinstance(inst, dict) and inst.get("state") == "exited":
                 how = inst.get("signal") or f"exit code {inst.get('exit_code')}"

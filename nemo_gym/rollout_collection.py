@@ -314,7 +314,7 @@ class RolloutCollectionHelper:
                     code = payload.get("code") if isinstance(payload.get("code"), str) else None
             except ValueError:
                 pass
-            reason = failure_reason(status, code, detail)
+            reason = failure_reason(status, code)
             raise RolloutHTTPError(
                 f"POST {url} (agent `{name}`) answered HTTP {status}{f' {code}' if code else ''} [{reason}]: {detail[:2000]}",
                 status=status,

@@ -38,13 +38,10 @@ _REASON_BY_CODE = {
 }
 
 
-def failure_reason(status: Optional[int], code: Optional[str], detail: str = "") -> str:
-    """The failure class of an error answer: by its NG_ERR_* code, else by its status."""
+def failure_reason(status: Optional[int], code: Optional[str]) -> str:
+    """The failure class of an error answer: by its NG_ERR_* code, else by its status (never by its text)."""
     if code and code in _REASON_BY_CODE:
-        reason = _REASON_BY_CODE[code]
-        if reason == "server_unreachable" and "model" in detail.lower():
-            return "model_unreachable"
-        return reason
+        return _REASON_BY_CODE[code]
     if status is None:
         return "agent_unreachable"
     if status in (429, 503):
@@ -52,7 +49,7 @@ def failure_reason(status: Optional[int], code: Optional[str], detail: str = "")
     if status in (408, 504):
         return "timeout"
     if status == 502:
-        return "model_unreachable" if "model" in detail.lower() else "http_5xx"
+        return "upstream_error"  # a server behind the agent (the model backend, a resources server) failed
     if status >= 500:
         return "http_5xx"
     if status == 422:
@@ -64,7 +61,8 @@ class RolloutError(Exception):
     """A rollout that did not produce a result. Never a reward: the trainer decides what to do.
 
     Attributes: ``status`` (the HTTP status, or None when no answer came), ``reason`` (a failure
-    class: ``timeout``, ``model_unreachable``, ``agent_unreachable``, ``rate_limited``, ``http_5xx``,
+    class: ``timeout``, ``upstream_error`` (502: the model backend or another server behind the agent
+    failed), ``agent_unreachable``, ``rate_limited``, ``http_5xx``,
     ``http_4xx``, ``bad_row``, ``bad_result``, …), ``code`` (the servers' ``NG_ERR_*`` code, when
     the answer carried one), ``detail`` (the answer's text), ``url``, ``agent_name``, and
     ``response_content`` (the raw answer body; NeMo-RL prints it). ``message`` is the text, as on

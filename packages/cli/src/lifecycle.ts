@@ -46,6 +46,8 @@ export function onStopRequest(command: string, onStop: (why: string) => void): (
     process.stdin.on('end', gone);
     process.stdin.on('error', gone);
     process.stdin.resume();
+    // Watching must not keep the process alive once the command is done (e.g. after a start-up error).
+    (process.stdin as unknown as { unref?: () => void }).unref?.();
   }
   return off;
 }

@@ -5,7 +5,7 @@
  *       [--delay-ms MS] [--reasoning-parser] [--model-name NAME] [--max-model-len N]
  *
  * Prints `ready <base url ending in /v1>` once it listens, then one JSON line per event on stdout:
- * `{"event":"request","call":i,"user":"…","t":ms}` when a chat request arrives and
+ * `{"event":"request","call":i,"user":"…","t":ms,"chat_template_kwargs":…}` when a chat request arrives and
  * `{"event":"closed","call":i,"user":"…","t":ms}` when its client closes the connection before the
  * answer (a cancelled generation). Exits on SIGTERM or SIGINT (and, with --exit-on-stdin-close,
  * when its stdin closes).
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     const timer = setInterval(() => {
       while (index < standin.calls.length) {
         const call = standin.calls[index]!;
-        if (call.path === '/v1/chat/completions') emit({ event: 'request', call: index, user: userText(call.body), t: call.receivedAt });
+        if (call.path === '/v1/chat/completions') emit({ event: 'request', call: index, user: userText(call.body), t: call.receivedAt, chat_template_kwargs: isObject(call.body) ? (call.body.chat_template_kwargs ?? null) : null });
         index++;
       }
     }, 20);
