@@ -91,7 +91,7 @@ class Failures(unittest.TestCase):
         text = str(caught.exception)
         self.assertIn("not_a_vllm_model_key", text)
         self.assertIn("policy_model", text)
-        print(f"bad config: {text[:600]}")
+        print("bad config: " + " | ".join(text.splitlines()[:2])[:500])
         mine = [p for p in live_descendants(os.getpid()) if "trainer-vllm" not in cmdline(p)]
         self.assertEqual(mine, [], [cmdline(p) for p in mine])
 
