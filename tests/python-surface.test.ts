@@ -37,6 +37,7 @@ const SUMMARY = /^(nemo-rl caller|verl caller|dead backends|  first|bad config|p
 
 describe.skipIf(!havePython)('nemo_gym Python package', () => {
   const modules: [string, number][] = [
+    ['test_units', 60_000],
     ['test_nemo_rl_caller', 90_000],
     ['test_verl_caller', 90_000],
     ['test_failures', 120_000],
