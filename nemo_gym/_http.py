@@ -260,7 +260,8 @@ class HttpClient:
                     return
             pool.idle.append(conn)
             return
-        conn.abort() if not conn.closed else None
+        if not conn.closed:
+            conn.abort()
         pool.count -= 1
         self._wake(pool)
 

@@ -77,6 +77,7 @@ class _Batch:
         self.semaphore = semaphore
         self.timeout_s = timeout_s
         self.tasks: List[asyncio.Task] = []
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.started = False
         self.ready: Deque[asyncio.Task] = deque()
         self.waiters: Deque[asyncio.Future] = deque()
@@ -88,7 +89,7 @@ class _Batch:
         if self.started:
             return
         self.started = True
-        loop = asyncio.get_running_loop()
+        loop = self.loop = asyncio.get_running_loop()
         http = self.helper._http_client(loop)
         for row in self.examples:
             task = loop.create_task(self._run(row, http))
@@ -124,12 +125,7 @@ class _Batch:
         """A pending awaitable was cancelled: cancel one unfinished rollout, whose result is then dropped."""
         pending = [t for t in self.tasks if not t.done() and t not in self.claimed]
         if not pending:
-            # Everything finished already: drop the oldest result not handed out.
-            if self.ready:
-                t = self.ready.popleft()
-                if not t.cancelled():
-                    t.exception()
-            return
+            return  # everything finished already: the results stay for the other awaitables
         running = set(self.running)
         waiting = [t for t in pending if t not in running]
         victim = waiting[-1] if waiting else max(pending, key=lambda t: self.running.index(t) if t in running else -1)
@@ -137,6 +133,23 @@ class _Batch:
         victim.cancel()
 
     def cancel_all(self) -> None:
+        """Cancel every unfinished rollout; safe to call from any thread (a finalizer may run in one)."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._cancel_all_now()
+        else:
+            try:
+                loop.call_soon_threadsafe(self._cancel_all_now)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+
+    def _cancel_all_now(self) -> None:
         for t in self.tasks:
             if not t.done():
                 self.claimed.add(t)

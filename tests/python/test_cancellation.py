@@ -105,6 +105,30 @@ class Cancellation(unittest.TestCase):
         self.assertLess(closed_b[0]["t"] - t_cancel, 2000)
         print(f"later run_examples: 7 results, row 3 cancelled by its task, its generation closed in {closed_b[0]['t'] - t_cancel:.0f} ms")
 
+        # NeMo-RL's abort path: Ray cancels run_rollouts while it awaits; the generator (and with it the
+        # iterator) is dropped. The awaited rollout and every other one of the batch stop.
+        third = tagged_rows(8, "c")
+
+        async def run_rollouts():
+            for task in rch.run_examples(examples=third, head_server_config=head):
+                await task
+
+        consumer = asyncio.ensure_future(run_rollouts())
+        while len([e for e in standin.requests() if e["user"].startswith("[c ")]) < 8:
+            await asyncio.sleep(0.02)
+        t_abort = time.time() * 1000
+        consumer.cancel()
+        await asyncio.wait([consumer])
+        del consumer
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and len([e for e in standin.closed() if e["user"].startswith("[c ")]) < 8:
+            await asyncio.sleep(0.02)
+        closed_c = [e for e in standin.closed() if e["user"].startswith("[c ")]
+        self.assertEqual(len(closed_c), 8, "the whole batch stopped when its consumer was cancelled")
+        worst_c = max(e["t"] for e in closed_c) - t_abort
+        self.assertLess(worst_c, 2000)
+        print(f"consumer cancelled (NeMo-RL's abort path): all 8 generations of the batch closed within {worst_c:.0f} ms")
+
 
 if __name__ == "__main__":
     unittest.main()
