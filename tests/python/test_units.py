@@ -62,6 +62,29 @@ class Fake(BaseHTTPRequestHandler):
         self._send(200, {"reward": 1.0, "echo": row.get("i")}, chunked=kind == "chunked")
 
 
+class Install(unittest.TestCase):
+    def test_pip_install_editable_offline(self):
+        """`pip install -e <repo>` with no index: the in-tree backend needs nothing from PyPI."""
+        import subprocess
+        import sys
+        import tempfile
+
+        from helpers import ROOT
+
+        with tempfile.TemporaryDirectory() as tmp:
+            made = subprocess.run([sys.executable, "-m", "venv", tmp], capture_output=True, text=True)
+            if made.returncode != 0:
+                self.skipTest(f"python3 -m venv is not available here: {made.stderr.strip()[:200]}")
+            py = f"{tmp}/bin/python"
+            inst = subprocess.run([py, "-m", "pip", "install", "--no-index", "-q", "-e", str(ROOT)], capture_output=True, text=True, cwd=tmp)
+            self.assertEqual(inst.returncode, 0, inst.stdout + inst.stderr)
+            probe = "import importlib.util as u, pathlib, nemo_gym.cli, nemo_gym.rollout_collection, nemo_gym.server_utils; print(pathlib.Path(u.find_spec('nemo_gym').origin).parent.parent)"
+            out = subprocess.run([py, "-c", probe], capture_output=True, text=True, cwd=tmp, env={"PATH": "/usr/bin:/bin"})
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout.strip(), str(ROOT))
+            print(f"pip install -e (offline): the Gym root found from the installed package is {out.stdout.strip()}")
+
+
 class Units(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
