@@ -10,7 +10,7 @@ from helpers import TRAINING_MODEL, WEATHER, StandIn, alive, cmdline, free_port,
 
 from nemo_gym.cli import GlobalConfigDictParserConfig, NeMoGymStartError, RunHelper
 from nemo_gym.rollout_collection import RolloutCollectionHelper
-from nemo_gym.server_utils import HEAD_SERVER_KEY_NAME, BaseServerConfig, RolloutError
+from nemo_gym.server_utils import HEAD_SERVER_KEY_NAME, BaseServerConfig, RolloutError, RolloutTimeoutError
 
 
 def start(initial):
@@ -70,6 +70,44 @@ class Failures(unittest.TestCase):
         finally:
             rh.shutdown()
         self.assertEqual(alive(stack), [], [cmdline(p) for p in alive(stack)])
+
+    def test_hung_backend_times_out_and_stops(self):
+        """A backend that never answers: the per-rollout timeout raises RolloutTimeoutError, and the
+        closed connection reaches the backend (the generation stops)."""
+        hung = StandIn("--mode", "hang", "--reasoning-parser")
+        port = free_port()
+        rh = start({
+            "config_paths": [TRAINING_MODEL, WEATHER],
+            "policy_base_url": [hung.url],
+            "policy_api_key": "dummy_key",
+            "policy_model_name": "Qwen/Qwen3-8B",
+            HEAD_SERVER_KEY_NAME: {"host": "127.0.0.1", "port": port},
+        })
+        try:
+            rows = weather_rows(repeats=2)
+
+            async def collect():
+                outcomes = []
+                for task in RolloutCollectionHelper().run_examples(rows, BaseServerConfig(host="127.0.0.1", port=port), rollout_timeout_s=3):
+                    try:
+                        outcomes.append(await task)
+                    except Exception as err:
+                        outcomes.append(err)
+                return outcomes
+
+            t0 = time.monotonic()
+            outcomes = asyncio.run(collect())
+            took = time.monotonic() - t0
+            self.assertTrue(all(isinstance(o, RolloutTimeoutError) and o.reason == "timeout" for o in outcomes), outcomes[:1])
+            self.assertLess(took, 10)
+            deadline = time.monotonic() + 3
+            while len(hung.closed()) < len(rows) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(len(hung.closed()), len(rows), "every hung generation's connection was closed")
+            print(f"hung backend: {len(rows)} rows raised RolloutTimeoutError after {took:.2f} s (rollout_timeout_s=3); all {len(hung.closed())} generations closed at the backend")
+        finally:
+            rh.shutdown()
+            hung.stop()
 
     def test_bad_config_raises_with_the_message(self):
         port = free_port()
