@@ -235,7 +235,12 @@ class HttpClient:
             pool.count += 1
         try:
             loop = asyncio.get_running_loop()
-            _, conn = await asyncio.wait_for(loop.create_connection(_Connection, pool.host, pool.port), self.connect_timeout_s)
+            try:
+                _, conn = await asyncio.wait_for(loop.create_connection(_Connection, pool.host, pool.port), self.connect_timeout_s)
+            except asyncio.TimeoutError:
+                raise TransportError(f"could not connect to {pool.host}:{pool.port} within {self.connect_timeout_s:g} s", sent=False) from None
+            except OSError as err:
+                raise TransportError(f"could not connect to {pool.host}:{pool.port}: {err}", sent=False) from None
         except BaseException:
             pool.count -= 1
             self._wake(pool)

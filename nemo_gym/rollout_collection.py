@@ -312,9 +312,8 @@ class RolloutCollectionHelper:
         except asyncio.TimeoutError:
             raise RolloutTimeoutError(f"POST {url} (agent `{name}`) gave no answer within {timeout_s} s; the connection was closed, which stops the rollout", reason="timeout", url=url, agent_name=name) from None
         except TransportError as err:
-            raise RolloutConnectionError(f"POST {url} (agent `{name}`) failed: {err}", reason="agent_unreachable", url=url, agent_name=name) from None
-        except OSError as err:
-            raise RolloutConnectionError(f"Could not reach agent `{name}` at {url}: {err}", reason="agent_unreachable", url=url, agent_name=name) from None
+            what = "could not be reached" if not err.sent else "closed the connection before answering"
+            raise RolloutConnectionError(f"POST {url}: agent `{name}` {what} ({err})", reason="agent_unreachable", url=url, agent_name=name) from None
         text = raw.decode("utf-8", errors="replace")
         if status != 200:
             code = None

@@ -15,6 +15,11 @@ from nemo_gym.rollout_collection import RolloutCollectionHelper
 from nemo_gym.server_utils import RolloutError, RolloutHTTPError, RolloutTimeoutError, UnknownServerError
 
 
+from helpers import free_port
+
+DEAD_PORT = free_port()
+
+
 class Fake(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     connections = 0
@@ -45,7 +50,10 @@ class Fake(BaseHTTPRequestHandler):
 
     def do_GET(self):
         port = self.server.server_address[1]
-        self._send(200, [{"name": "agent", "server_type": "responses_api_agents", "impl": "x", "url": f"http://127.0.0.1:{port}", "pid": 1, "state": "running"}])
+        self._send(200, [
+            {"name": "agent", "server_type": "responses_api_agents", "impl": "x", "url": f"http://127.0.0.1:{port}", "pid": 1, "state": "running"},
+            {"name": "gone", "server_type": "responses_api_agents", "impl": "x", "url": f"http://127.0.0.1:{DEAD_PORT}", "pid": 2, "state": "running"},
+        ])
 
     def do_POST(self):
         row = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -141,7 +149,7 @@ class Units(unittest.TestCase):
         self.assertLessEqual(Fake.connections - before, 16, "connections are reused")
 
         async def failures():
-            rows = [{"agent_ref": {"name": "agent"}, "kind": "err"}, {"agent_ref": {"name": "nobody"}}, {"agent_ref": {"name": "agent"}, "kind": "slow"}]
+            rows = [{"agent_ref": {"name": "agent"}, "kind": "err"}, {"agent_ref": {"name": "nobody"}}, {"agent_ref": {"name": "agent"}, "kind": "slow"}, {"agent_ref": {"name": "gone"}}]
             return await run(rows, rollout_timeout_s=0.5)
 
         t0 = time.monotonic()
@@ -154,6 +162,9 @@ class Units(unittest.TestCase):
         self.assertIsInstance(by_type["UnknownServerError"], UnknownServerError)
         self.assertIn("nobody", str(by_type["UnknownServerError"]))
         self.assertIsInstance(by_type["RolloutTimeoutError"], RolloutTimeoutError)
+        gone = by_type["RolloutConnectionError"]
+        self.assertEqual((gone.status, gone.reason), (None, "agent_unreachable"))
+        self.assertIn("could not be reached", str(gone))
         self.assertTrue(all(isinstance(o, RolloutError) for o in outs))
 
     def test_created_outside_a_loop(self):
