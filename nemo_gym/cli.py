@@ -164,6 +164,7 @@ class RunHelper:
         self._lock = threading.Lock()
         self._shut = False
         self._known_pids: Dict[int, str] = {}
+        self._owner_pid: Optional[int] = None
         self._server_instance_display_configs: List[ServerInstanceDisplayConfig] = []
         self._server_client: Optional[ServerClient] = None
         self.head_server_config: Optional[BaseServerConfig] = None
@@ -233,7 +234,10 @@ class RunHelper:
             start_new_session=True,
             close_fds=True,
         )
+        self._owner_pid = os.getpid()
         atexit.register(self.shutdown)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forget_in_child)
         self._reader = threading.Thread(target=self._read_output, name="nemo-gym-ng-run-output", daemon=True)
         self._reader.start()
 
@@ -362,6 +366,8 @@ class RunHelper:
     # ---------------------------------------------------------------- stop
     def shutdown(self, quiet: bool = False) -> None:
         """Stops ng-run and every server (SIGTERM, then SIGKILL); idempotent."""
+        if self._owner_pid is not None and self._owner_pid != os.getpid():
+            return  # a forked copy of the trainer: the stack belongs to the process that started it
         with self._lock:
             proc = self._process
             if proc is None or (self._shut and proc.poll() is not None and not self._alive_known()):
@@ -416,6 +422,20 @@ class RunHelper:
                 pass
             if not quiet:
                 print("NeMo Gym finished!", flush=True)
+
+    def _forget_in_child(self) -> None:
+        """In a process forked from the trainer: drop its copy of the pipe ng-run watches (so the
+        stack still stops when the trainer dies), and never stop the trainer's stack from here."""
+        proc = self._process
+        if proc is None or proc.stdin is None or self._owner_pid == os.getpid():
+            return
+        try:
+            fd = proc.stdin.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
     def _alive_known(self) -> bool:
         return any(_proc_start_time(pid) == st for pid, st in self._known_pids.items())

@@ -13,7 +13,7 @@ from helpers import TRAINING_MODEL, WEATHER, alive, cmdline, env_for_child, free
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, time
+    import json, os, sys, time
     from nemo_gym.cli import GlobalConfigDictParserConfig, RunHelper
     from nemo_gym.server_utils import HEAD_SERVER_KEY_NAME
     sys.path.insert(0, sys.argv[1])
@@ -24,7 +24,12 @@ CHILD = textwrap.dedent(
                                     "policy_api_key": "k", "policy_model_name": "m", HEAD_SERVER_KEY_NAME: {"host": "127.0.0.1", "port": int(sys.argv[4])}},
         skip_load_from_cli=True, skip_load_from_dotenv=True))
     pids = [rh._process.pid] + live_descendants(rh._process.pid)
+    forked = os.fork()  # a fork of the trainer (multiprocessing's default on Linux) outlives it
+    if forked == 0:
+        time.sleep(600)
+        os._exit(0)
     print("STACK " + json.dumps(pids), flush=True)
+    print("FORK " + str(forked), flush=True)
     time.sleep(600)
     """
 )
@@ -37,12 +42,16 @@ class Lifecycle(unittest.TestCase):
         here = os.path.dirname(os.path.abspath(__file__))
         child = subprocess.Popen([sys.executable, "-c", CHILD, here, TRAINING_MODEL, WEATHER, str(free_port())], stdout=subprocess.PIPE, env=env)
         pids = None
+        forked = None
         try:
             deadline = time.monotonic() + 90
+            forked = None
             for raw in iter(child.stdout.readline, b""):
                 line = raw.decode()
                 if line.startswith("STACK "):
                     pids = json.loads(line[6:])
+                if line.startswith("FORK "):
+                    forked = int(line[5:])
                     break
                 if time.monotonic() > deadline:
                     break
@@ -55,13 +64,14 @@ class Lifecycle(unittest.TestCase):
             gone = wait_until(lambda: not alive(pids), 20)
             took = time.monotonic() - t0
             self.assertTrue(gone, [cmdline(p) for p in alive(pids)])
-            print(f"SIGKILL of the parent: all {len(pids)} processes of the stack gone in {took:.2f} s")
+            self.assertEqual(alive([forked]), [forked], "the trainer's fork is still running")
+            print(f"SIGKILL of the parent: all {len(pids)} processes of the stack gone in {took:.2f} s (a fork of the parent still running)")
         finally:
             if child.poll() is None:
                 child.kill()
                 child.wait()
             child.stdout.close()
-            for pid in alive(pids or []):
+            for pid in alive((pids or []) + ([forked] if forked else [])):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
