@@ -4,6 +4,7 @@ keys and list of base URLs it sets, and rollouts awaited on a loop running in a 
 result through the recipe's own contiguity check (a non-contiguous one would become an empty
 sample with reward 0: none may)."""
 import asyncio
+import copy
 import importlib.util as _ilu
 import os
 import socket
@@ -11,7 +12,7 @@ import threading
 import unittest
 from pathlib import Path
 
-from helpers import ROOT, StandIn, alive, live_descendants, verl_postprocess, weather_rows, cmdline
+from helpers import ROOT, StandIn, alive, cmdline, live_descendants, nemo_rl_contiguity_walk, verl_postprocess, weather_rows
 
 YAML_CONFIG_PATHS = [
     "$NEMO_GYM_ROOT/responses_api_models/vllm_model/configs/vllm_model_for_training.yaml",
@@ -91,6 +92,7 @@ class VerlCaller(unittest.TestCase):
                 rowidxs, raw_results, empty = [], [], 0
                 for task in nemo_gym_result_iterator:
                     nemo_gym_row, nemo_gym_result = await task
+                    nemo_rl_contiguity_walk(copy.deepcopy(nemo_gym_result))  # and NeMo-RL's walk on every result
                     try:
                         result = verl_postprocess(nemo_gym_result)
                     except ValueError:
@@ -112,7 +114,7 @@ class VerlCaller(unittest.TestCase):
             self.assertTrue(all(len(s.requests()) > 0 for s in standins))
             kwargs = [e.get("chat_template_kwargs") for s in standins for e in s.requests()]
             self.assertTrue(all(k == {"enable_thinking": False} for k in kwargs), kwargs[:3])
-            print(f"verl caller: {len(results)} rollouts, all contiguous, generations per stand-in {[len(s.requests()) for s in standins]}")
+            print(f"verl caller: {len(results)} rollouts, all contiguous (the recipe's check and NeMo-RL's walk), generations per stand-in {[len(s.requests()) for s in standins]}")
         finally:
             _rollout_loop.call_soon_threadsafe(_rollout_loop.stop)
             _rh.shutdown()
