@@ -335,10 +335,10 @@ class RolloutCollectionHelper:
                 detail=detail,
                 url=url,
                 agent_name=name,
-                response_content=text,
+                response_content=raw,
             )
         try:
             result = json.loads(text)
         except ValueError as err:
-            raise RolloutError(f"POST {url} (agent `{name}`) answered 200 with a body that is not JSON ({err}): {text[:300]}", status=status, reason="bad_result", url=url, agent_name=name, response_content=text) from None
+            raise RolloutError(f"POST {url} (agent `{name}`) answered 200 with a body that is not JSON ({err}): {text[:300]}", reason="bad_result", url=url, agent_name=name, response_content=raw) from None
         return result

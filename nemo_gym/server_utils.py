@@ -64,12 +64,12 @@ class RolloutError(Exception):
     class: ``timeout``, ``upstream_error`` (502: the model backend or another server behind the agent
     failed), ``agent_unreachable``, ``rate_limited``, ``http_5xx``,
     ``http_4xx``, ``bad_row``, ``bad_result``, …), ``code`` (the servers' ``NG_ERR_*`` code, when
-    the answer carried one), ``detail`` (the answer's text), ``url``, ``agent_name``, and
-    ``response_content`` (the raw answer body; NeMo-RL prints it). ``message`` is the text, as on
+    the answer carried one), ``detail`` (the answer's text), ``url``, ``agent_name``, and — on an
+    error answer only, as upstream — ``response_content`` (the raw answer body, bytes; NeMo-RL prints it). ``message`` is the text, as on
     aiohttp's ClientResponseError. Picklable, so it crosses Ray's actor boundary intact.
     """
 
-    def __init__(self, message: str, *, status: Optional[int] = None, reason: str = "other", code: Optional[str] = None, detail: str = "", url: str = "", agent_name: str = "", response_content: Optional[str] = None) -> None:
+    def __init__(self, message: str, *, status: Optional[int] = None, reason: str = "other", code: Optional[str] = None, detail: str = "", url: str = "", agent_name: str = "", response_content: Optional[bytes] = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
@@ -78,10 +78,12 @@ class RolloutError(Exception):
         self.detail = detail
         self.url = url
         self.agent_name = agent_name
-        self.response_content = response_content
+        if response_content is not None:
+            # Only on errors that carried an answer, as upstream sets it (aiohttp's error + the body bytes).
+            self.response_content = response_content
 
     def __reduce__(self):
-        return (_rebuild, (type(self), self.message, self.status, self.reason, self.code, self.detail, self.url, self.agent_name, self.response_content))
+        return (_rebuild, (type(self), self.message, self.status, self.reason, self.code, self.detail, self.url, self.agent_name, getattr(self, "response_content", None)))
 
     def __str__(self) -> str:
         return self.message

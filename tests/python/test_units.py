@@ -118,10 +118,10 @@ class Units(unittest.TestCase):
         self.assertFalse(cfg.skip_load_from_cli)
 
     def test_errors_pickle_with_their_fields(self):
-        err = RolloutHTTPError("boom", status=502, reason="upstream_error", code="NG_ERR_X", detail="d", url="u", agent_name="a", response_content="{}")
+        err = RolloutHTTPError("boom", status=502, reason="upstream_error", code="NG_ERR_X", detail="d", url="u", agent_name="a", response_content=b"{}")
         back = pickle.loads(pickle.dumps(err))
         self.assertIsInstance(back, RolloutHTTPError)
-        self.assertEqual((back.status, back.reason, back.code, back.response_content, str(back)), (502, "upstream_error", "NG_ERR_X", "{}", "boom"))
+        self.assertEqual((back.status, back.reason, back.code, back.response_content, str(back)), (502, "upstream_error", "NG_ERR_X", b"{}", "boom"))
 
     def test_reuse_chunked_errors_timeout_unknown(self):
         rch = RolloutCollectionHelper()
@@ -159,6 +159,8 @@ class Units(unittest.TestCase):
         http = by_type["RolloutHTTPError"]
         self.assertEqual((http.status, http.code, http.reason), (500, "NG_ERR_INTERNAL", "http_5xx"))
         self.assertIn("the verifier failed", str(http))
+        self.assertIn(b"NG_ERR_INTERNAL", http.response_content)
+        self.assertFalse(hasattr(by_type["RolloutTimeoutError"], "response_content"), "no answer, no response_content (as upstream)")
         self.assertIsInstance(by_type["UnknownServerError"], UnknownServerError)
         self.assertIn("nobody", str(by_type["UnknownServerError"]))
         self.assertIsInstance(by_type["RolloutTimeoutError"], RolloutTimeoutError)
