@@ -33,7 +33,7 @@ function runModule(module: string, timeoutMs: number): Promise<{ code: number | 
   });
 }
 
-const SUMMARY = /^(nemo-rl caller|verl caller|dead backends|  first|bad config|poll|SIGKILL|4096 rows|cancel 32|later run_examples|consumer cancelled|pip install|hung backend)/;
+const SUMMARY = /^(nemo-rl caller|verl caller|dead backends|  first|bad config|poll|SIGKILL|4096 rows|cancel 32|later run_examples|consumer cancelled|pip install|hung backend|start-up deadline)/;
 
 describe.skipIf(!havePython)('nemo_gym Python package', () => {
   const modules: [string, number][] = [

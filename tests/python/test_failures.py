@@ -130,6 +130,20 @@ class Failures(unittest.TestCase):
         self.assertIn("not_a_vllm_model_key", text)
         self.assertIn("policy_model", text)
         print("bad config: " + " | ".join(text.splitlines()[:2])[:500])
+        # The start-up deadline names the servers that did not come up.
+        with self.assertRaises(NeMoGymStartError) as caught:
+            start({
+                "config_paths": [TRAINING_MODEL, WEATHER],
+                "policy_base_url": "http://127.0.0.1:9/v1",
+                "policy_api_key": "k",
+                "policy_model_name": "m",
+                "startup_timeout_s": 0.01,
+                HEAD_SERVER_KEY_NAME: {"host": "127.0.0.1", "port": port},
+            })
+        text = str(caught.exception)
+        self.assertIn("did not answer within 0.01 s", text)
+        self.assertRegex(text, r"Server `(policy_model|simple_weather|simple_weather_simple_agent)`")
+        print("start-up deadline: " + " | ".join(text.splitlines()[:2])[:300])
         mine = [p for p in live_descendants(os.getpid()) if "trainer-vllm" not in cmdline(p)]
         self.assertEqual(mine, [], [cmdline(p) for p in mine])
 
