@@ -7,7 +7,7 @@ merges it: the files named in ``config_paths`` (relative paths against the proje
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Dict, Mapping, Optional, Union
 

@@ -27,12 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 import weakref
 from collections import deque
 from contextlib import nullcontext
-from typing import Any, Deque, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple, Union
 
 from nemo_gym._http import HttpClient, TransportError
 from nemo_gym.config_types import BaseServerConfig

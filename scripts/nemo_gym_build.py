@@ -7,7 +7,6 @@ trainer images are often offline. Wheels are pure Python (py3-none-any); the edi
 import base64
 import hashlib
 import io
-import os
 import re
 import tarfile
 import zipfile

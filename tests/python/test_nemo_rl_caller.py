@@ -8,7 +8,7 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-from helpers import AGENT, TRAINING_MODEL, WEATHER, StandIn, alive, free_port, live_descendants, nemo_rl_contiguity_walk, process_group_members, weather_rows, cmdline
+from helpers import TRAINING_MODEL, WEATHER, StandIn, alive, free_port, live_descendants, nemo_rl_contiguity_walk, process_group_members, weather_rows, cmdline
 
 DEFAULT_GYM_PORT_RANGE_LOW = 5000
 DEFAULT_GYM_PORT_RANGE_HIGH = 5999

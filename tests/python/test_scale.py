@@ -2,7 +2,6 @@
 simple_weather + openai_model) against the benchmarks' stub model (a real HTTP server on
 127.0.0.1 answering get_weather then a sentence), over reused keep-alive connections."""
 import asyncio
-import json
 import subprocess
 import time
 import unittest
