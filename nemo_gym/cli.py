@@ -91,7 +91,12 @@ def project_root() -> Path:
 
 def node_executable() -> str:
     """NEMO_GYM_NODE, else `node` on PATH; Node 20.10 or newer."""
-    node = os.environ.get("NEMO_GYM_NODE") or shutil.which("node")
+    configured = os.environ.get("NEMO_GYM_NODE")
+    if configured:
+        if not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
+            raise NeMoGymStartError(f"NEMO_GYM_NODE={configured} is not an executable file. Point it at Node.js 20.10 or newer, or unset it to use `node` from PATH.")
+        return configured
+    node = shutil.which("node")
     if not node:
         raise NeMoGymStartError("Could not find `node` on PATH. Install Node.js 20.10 or newer, or set NEMO_GYM_NODE to its path.")
     return node

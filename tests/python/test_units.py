@@ -117,6 +117,21 @@ class Units(unittest.TestCase):
         self.assertEqual(str(cfg.dotenv_path), "/nowhere/env.yaml")
         self.assertFalse(cfg.skip_load_from_cli)
 
+    def test_root_and_node_errors_say_what_to_do(self):
+        import os
+        from unittest import mock
+
+        from nemo_gym.cli import NeMoGymStartError, RunHelper
+
+        with mock.patch.dict(os.environ, {"NEMO_GYM_ROOT": "/tmp"}):
+            with self.assertRaises(NeMoGymStartError) as caught:
+                RunHelper().start(GlobalConfigDictParserConfig(skip_load_from_cli=True))
+            self.assertIn("NEMO_GYM_ROOT=/tmp is not a NeMo Gym (TypeScript) checkout", str(caught.exception))
+        with mock.patch.dict(os.environ, {"NEMO_GYM_NODE": "/nonexistent/node"}):
+            with self.assertRaises(NeMoGymStartError) as caught:
+                RunHelper().start(GlobalConfigDictParserConfig(skip_load_from_cli=True))
+            self.assertIn("NEMO_GYM_NODE=/nonexistent/node is not an executable file", str(caught.exception))
+
     def test_errors_pickle_with_their_fields(self):
         err = RolloutHTTPError("boom", status=502, reason="upstream_error", code="NG_ERR_X", detail="d", url="u", agent_name="a", response_content=b"{}")
         back = pickle.loads(pickle.dumps(err))
