@@ -2,7 +2,11 @@
 a reason, never a result) within 60 s; a bad config makes start() raise with ng-run's message;
 nothing of the stack is left after shutdown()."""
 import asyncio
+import json
 import os
+import tempfile
+import urllib.request
+from pathlib import Path
 import time
 import unittest
 
@@ -147,10 +151,19 @@ class Failures(unittest.TestCase):
         mine = [p for p in live_descendants(os.getpid()) if "trainer-vllm" not in cmdline(p)]
         self.assertEqual(mine, [], [cmdline(p) for p in mine])
 
-    def test_poll_names_a_dead_server(self):
+    def test_dotenv_then_poll_names_a_dead_server(self):
         port = free_port()
-        rh = start({"config_paths": [TRAINING_MODEL, WEATHER], "policy_base_url": "http://127.0.0.1:9/v1", "policy_api_key": "k", "policy_model_name": "m", HEAD_SERVER_KEY_NAME: {"host": "127.0.0.1", "port": port}})
+        with tempfile.TemporaryDirectory() as tmp:
+            # env.yaml at dotenv_path gives what the initial dict does not; the initial dict wins where both give a key.
+            dotenv = Path(tmp) / "nemo_gym_env.yaml"
+            dotenv.write_text("policy_base_url: http://127.0.0.1:9/v1\npolicy_api_key: from-env-yaml\npolicy_model_name: from-env-yaml\n")
+            rh = RunHelper()
+            rh.start(GlobalConfigDictParserConfig(dotenv_path=dotenv, initial_global_config_dict={"config_paths": [TRAINING_MODEL, WEATHER], "policy_model_name": "from-initial", HEAD_SERVER_KEY_NAME: {"host": "127.0.0.1", "port": port}}, skip_load_from_cli=True))
         try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/global_config_dict_yaml", timeout=10) as res:
+                merged = json.loads(res.read())
+            self.assertIn("policy_model_name: from-initial", merged)
+            self.assertIn("policy_base_url: http://127.0.0.1:9/v1", merged)
             rh.poll()
             weather = next(i for i in rh._server_instance_display_configs if i.process_name == "simple_weather")
             os.kill(weather.pid, 9)
