@@ -33,7 +33,7 @@ function runModule(module: string, timeoutMs: number): Promise<{ code: number | 
   });
 }
 
-const SUMMARY = /^(nemo-rl caller|verl caller|dead backends|  first|bad config|poll|SIGKILL|4096 rows|cancel 32|later run_examples|consumer cancelled|pip install|hung backend|start-up deadline)/;
+const SUMMARY = /(nemo-rl caller:|verl caller:|dead backends \(|first: POST|bad config:|poll: |SIGKILL of the parent|4096 rows at|cancel 32 of 64|later run_examples:|consumer cancelled|editable install|hung backend:|start-up deadline:)/;
 
 describe.skipIf(!havePython)('nemo_gym Python package', () => {
   const modules: [string, number][] = [
@@ -49,7 +49,11 @@ describe.skipIf(!havePython)('nemo_gym Python package', () => {
     it(module, async () => {
       requireBuild();
       const { code, output } = await runModule(module, timeoutMs - 5000);
-      const lines = output.split('\n').filter((l) => SUMMARY.test(l));
+      // unittest -v writes a test's own output after its name, on the same line.
+      const lines = output.split('\n').flatMap((l) => {
+        const m = SUMMARY.exec(l);
+        return m ? [l.slice(m.index)] : [];
+      });
       if (lines.length) console.log(`${module}:\n${lines.map((l) => `  ${l.slice(0, 400)}`).join('\n')}`);
       expect(code, output.slice(-8000)).toBe(0);
     }, timeoutMs);

@@ -90,7 +90,7 @@ class Install(unittest.TestCase):
             out = subprocess.run([py, "-c", probe], capture_output=True, text=True, cwd=tmp, env={"PATH": "/usr/bin:/bin"})
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertEqual(out.stdout.strip(), str(ROOT))
-            print(f"pip install -e (offline): the Gym root found from the installed package is {out.stdout.strip()}")
+            print(f"editable install (pip install -e, offline): the Gym root found from the installed package is {out.stdout.strip()}")
 
 
 class Units(unittest.TestCase):
