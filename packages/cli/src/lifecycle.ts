@@ -39,5 +39,15 @@ export function onStopRequest(command: string, onStop: (why: string) => void): (
     onStop(why);
   }
   for (const [sig, h] of handlers) process.on(sig, h);
+  // A program that embeds the command (the Python package's RunHelper) holds its stdin open:
+  // when that program dies, even by SIGKILL, the pipe closes and the command stops.
+  if (process.env.NEMO_GYM_EXIT_ON_STDIN_CLOSE) {
+    const gone = () => fire(`The process that started ${command} has exited (its stdin closed)`);
+    process.stdin.on('end', gone);
+    process.stdin.on('error', gone);
+    process.stdin.resume();
+    // Watching must not keep the process alive once the command is done (e.g. after a start-up error).
+    (process.stdin as unknown as { unref?: () => void }).unref?.();
+  }
   return off;
 }

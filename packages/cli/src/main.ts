@@ -1,5 +1,8 @@
 /** Entry used by every bin script: `cli('run')` runs ng-run with process.argv. */
 import { findCommand } from './commands/index.js';
+import type { ParseOptions } from '@nemo-gym/core/config';
+import { NgError } from '@nemo-gym/core/errors';
+import { embeddedParseOptions } from './embedded.js';
 import { runCli } from './runtime.js';
 
 /** A reader that went away (`ng-run --help | head`) ends the output, not the command with a stack trace. */
@@ -15,6 +18,15 @@ export async function cli(name: string, argv: readonly string[] = process.argv.s
     process.exitCode = 2;
     return;
   }
-  const code = await runCli(spec, argv);
+  let parseOptions: ParseOptions;
+  try {
+    parseOptions = embeddedParseOptions();
+  } catch (err) {
+    if (!(err instanceof NgError)) throw err;
+    process.stderr.write(`ng-${spec.name}: ${err.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const code = await runCli(spec, argv, parseOptions);
   if (spec.name !== 'run' || code !== 0) process.exitCode = code;
 }

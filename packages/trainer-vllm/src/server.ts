@@ -51,6 +51,8 @@ export interface TrainerVllmOptions {
   host?: string;
   /** Default 0 (a free port). */
   port?: number;
+  /** Called when a client closes its connection before its answer was sent. */
+  onClientClosed?: (call: RecordedCall) => void;
 }
 
 export interface RecordedCall {
@@ -70,6 +72,10 @@ export interface RecordedCall {
   generationIds?: number[];
   /** HTTP status of the answer. */
   status?: number;
+  /** Epoch ms the request arrived. */
+  receivedAt?: number;
+  /** Epoch ms the client closed the connection before the answer was sent (a cancelled generation). */
+  closedEarlyAt?: number;
 }
 
 export interface TrainerVllm {
@@ -397,8 +403,13 @@ export async function startTrainerVllm(opts: TrainerVllmOptions): Promise<Traine
       return send(res, 404, { detail: 'Not Found' });
     }
     const raw = await readBody(req);
-    const call: RecordedCall = { path, body: null, bytes: raw.length, templateIds: [], promptIds: [], requiredPrefix: null, drifted: false };
+    const call: RecordedCall = { path, body: null, bytes: raw.length, templateIds: [], promptIds: [], requiredPrefix: null, drifted: false, receivedAt: Date.now() };
     calls.push(call);
+    res.once('close', () => {
+      if (res.writableEnded) return;
+      call.closedEarlyAt = Date.now();
+      opts.onClientClosed?.(call);
+    });
     try {
       let body: Json;
       try {

@@ -305,13 +305,24 @@ async function sectionExtras(want: (...letters: string[]) => boolean): Promise<v
   }
 }
 
+/** O: the Python package's run_examples beside ng-collect-rollouts, same stack and stub (scripts/bench-python-surface.py). */
+async function sectionPython(n: number, c: number): Promise<void> {
+  console.log(`\n== O. Python run_examples vs ng-collect-rollouts: ${n} rollouts per round at ${c} in flight, same stack and stub ==`);
+  const proc = spawn('python3', [join(repoRoot(), 'scripts', 'bench-python-surface.py'), '--rollouts', String(n), '--concurrency', String(c)], { cwd: repoRoot(), stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((r) => {
+    proc.once('exit', r);
+    proc.once('error', () => r(null));
+  });
+  if (code !== 0) console.log(`(python3 scripts/bench-python-surface.py exited with ${code})`);
+}
+
 /** `+sections=[J,K]` as a set of upper-case letters; null runs every section. */
 function sectionList(config: ConfigDict): Set<string> | null {
   const v = config.sections;
   if (v === undefined || v === null) return null;
   const letters = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim().toUpperCase()).filter(Boolean);
-  const bad = letters.filter((l) => !/^[A-N]$/.test(l));
-  if (bad.length) throw new UsageError(`+sections takes section letters A-N (e.g. +sections=[J,K]), got ${bad.map((b) => JSON.stringify(b)).join(', ')}.`);
+  const bad = letters.filter((l) => !/^[A-O]$/.test(l));
+  if (bad.length) throw new UsageError(`+sections takes section letters A-O (e.g. +sections=[J,K]), got ${bad.map((b) => JSON.stringify(b)).join(', ')}.`);
   return new Set(letters);
 }
 
@@ -330,7 +341,8 @@ export const benchCommand: CommandSpec = {
     { name: 'replicas_seconds', type: 'int', description: 'seconds per measurement in section I, instruction_following verify with 2 replicas vs 1 (default 10; 0 skips)' },
     { name: 'queue_rollouts', type: 'int', description: 'rollouts per round in section J, Redis queue vs local collector (default 20000: a round of about a second, so start-up and drain weigh little; 0 skips)' },
     { name: 'fleet_inflight', type: 'int', description: 'requests held in flight in section K, one client routing to 64 stub replicas (default 16000; 0 skips)' },
-    { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-N; D-F, H, M and N are the per-component extras; default all)' },
+    { name: 'python_rollouts', type: 'int', description: 'rollouts per round in section O, the Python package\'s run_examples vs ng-collect-rollouts at concurrency 512 (default 10000; 0 skips)' },
+    { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-O; D-F, H, M and N are the per-component extras; default all)' },
     { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F, H, M and N: vllm_model overhead, instruction_following verify, math-verify, workbench verify, mini_swe_agent, vllm_model over 64 turns (default true)' },
   ],
   main: async (config) => {
@@ -349,6 +361,7 @@ export const benchCommand: CommandSpec = {
     if (want('I') && num(config, 'replicas_seconds', 10) > 0) await sectionReplicas(num(config, 'replicas_seconds', 10));
     if (want('J') && num(config, 'queue_rollouts', 20000) > 0) await sectionQueue(num(config, 'queue_rollouts', 20000), 256, 0);
     if (want('K') && num(config, 'fleet_inflight', 16000) > 0) await sectionFleet(num(config, 'fleet_inflight', 16000), 2000);
+    if (want('O') && num(config, 'python_rollouts', 10000) > 0) await sectionPython(num(config, 'python_rollouts', 10000), 512);
     return 0;
   },
 };

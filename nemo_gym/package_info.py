@@ -1,0 +1,6 @@
+"""Package metadata (upstream keeps it in the same module)."""
+__package_name__ = "nemo-gym"
+__version__ = "0.1.0"
+__shortversion__ = "0.1"
+__description__ = "NeMo Gym for TypeScript: the Python import surface trainers use to drive the stack"
+__license__ = "Apache-2.0"
