@@ -3,9 +3,10 @@
  * its task and rollout index and agent), `<stem>_failures.jsonl` (one record per failed rollout,
  * with its attempt history) and `<stem>_metrics.json`.
  */
-import { createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { extname } from 'node:path';
 import { CollectFileError, type NgError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { fileProblem } from './files.js';
 
 export function sidecarPath(outputPath: string, suffix: string): string {
@@ -158,8 +159,8 @@ export class RolloutSink {
 
 export function writeMetrics(path: string, summary: Record<string, unknown>): void {
   try {
-    writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileAtomic(path, `${JSON.stringify(summary, null, 2)}\n`);
   } catch (err) {
-    throw new CollectFileError(`${fileProblem('write the metrics file', path, err)}.`);
+    throw new CollectFileError(`${fileProblem('write the metrics file', path, (err as Error).cause ?? err)}.`);
   }
 }
