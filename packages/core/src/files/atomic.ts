@@ -10,6 +10,7 @@
  */
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { InternalError } from '../errors.js';
 import { fileError } from './problems.js';
 import { isProcessAlive, onProcessExit } from './process.js';
 
@@ -138,7 +139,7 @@ export class AtomicFile {
 
   /** Flushes the temporary file, renames it over the final path and flushes the folder. */
   commit(): void {
-    if (this.offExit === null) throw new Error(`${this.path} was already committed or discarded`);
+    if (this.offExit === null) throw new InternalError(`${this.path} was already committed or discarded`);
     try {
       fsyncPath(this.tmpPath, 'r+');
       renameSync(this.tmpPath, this.path);
