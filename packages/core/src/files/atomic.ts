@@ -8,7 +8,8 @@
  * write fails or the process exits without committing; one left by a process killed outright is
  * removed by the next writer of the same path once that pid is gone, so a rerun needs no clean-up.
  */
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, createWriteStream, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InternalError } from '../errors.js';
 import { fileError } from './problems.js';
@@ -168,6 +169,38 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   } catch (err) {
     file.discard();
     throw fileError('write', path, err, 'It keeps what it held before.');
+  }
+  file.commit();
+}
+
+/**
+ * Writes a file atomically through a stream: `write` gets a stream on the temporary file (wait for
+ * 'drain' when `write()` returns false); when it resolves the stream is ended and the file put in
+ * place; when it throws (or the stream fails) the temporary file is removed and the final path keeps
+ * what it had.
+ */
+export async function writeStreamAtomic(path: string, write: (out: WriteStream) => Promise<void>): Promise<void> {
+  const file = new AtomicFile(path);
+  let out: WriteStream;
+  try {
+    out = createWriteStream(file.tmpPath, { fd: openSync(file.tmpPath, 'w') });
+  } catch (err) {
+    file.discard();
+    throw fileError('write', path, err);
+  }
+  let failure: unknown;
+  out.on('error', (err) => (failure ??= err));
+  try {
+    await write(out);
+    if (failure) throw failure;
+    out.end();
+    await once(out, 'close');
+    if (failure) throw failure;
+  } catch (err) {
+    out.destroy();
+    file.discard();
+    if (err === failure) throw fileError('write', path, err, 'It keeps what it held before.');
+    throw err;
   }
   file.commit();
 }
