@@ -274,6 +274,23 @@ describe.skipIf(!BUILT)('kill -9 in the middle of a write: the output is its pre
     expect(debris(dir)).toEqual([]);
   }, 60_000);
 
+  it('Ctrl-C (SIGINT) during an export: exit 130 with a message, the output as it was, no temporary or lock file left', async () => {
+    const dir = dirOf('sigint-export');
+    const input = join(dir, 'rollouts.jsonl');
+    writeFileSync(input, rolloutRows(3000));
+    const out = join(dir, 'sft.jsonl');
+    writeFileSync(out, PREVIOUS);
+    const p = start('export', [`+input=${input}`, `+output=${out}`, '+format=sft']);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(tempPathOf(out, '', p.proc.pid!)) && p.proc.exitCode === null && Date.now() < deadline) await sleep(2);
+    expect(existsSync(lockPathOf(out))).toBe(true);
+    p.proc.kill('SIGINT');
+    expect(await exitWithin(p, 20_000)).toBe(130);
+    expect(p.output()).toContain(`ng-export: stopped by SIGINT; ${out} keeps what it held before (nothing was half-written).`);
+    expect(readFileSync(out, 'utf8')).toBe(PREVIOUS);
+    expect(debris(dir)).toEqual([]);
+  }, 30_000);
+
   it('ng-export to Parquet: 3 kills (never a file without its footer)', async () => {
     const dir = dirOf('kill-export-parquet');
     const input = join(dir, 'rollouts.jsonl');
