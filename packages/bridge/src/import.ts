@@ -256,7 +256,7 @@ export interface ImportSummary {
  * Imports a file of trajectories. The input, the output and (when re-scoring) the /verify target
  * are checked before anything is written. Without re-scoring the rows go straight to the output,
  * atomically; with it they go to a temporary file beside the output
- * (`<output>.unscored.<pid>.tmp`, removed at the end, or by the next run when this one was killed),
+ * (`<output>.unscored.<pid>@<host>.tmp`, removed at the end, or by the next run when this one was killed),
  * which ng-reverify's writer turns into the output, atomically too.
  */
 export async function importFile(opts: ImportOptions): Promise<ImportSummary> {

@@ -49,17 +49,20 @@ describe('atomic writes', () => {
     expect(readdirSync(dir)).toEqual(['o.jsonl']);
   });
 
-  it("removes a dead process's temporary files of the same output, and no one else's", () => {
+  it("removes a dead process's temporary files of the same output, and no one else's (nor another host's)", () => {
     const dir = tmp();
     const out = join(dir, 'o.jsonl');
     const dead = deadPid();
     const stale = [tempPathOf(out, '', dead), tempPathOf(out, 'unscored', dead)];
     const live = tempPathOf(out, '', process.ppid);
     const other = tempPathOf(join(dir, 'other.jsonl'), '', dead);
-    for (const p of [...stale, live, other]) writeFileSync(p, 'x');
+    // Another host's writer in a shared folder: its pid means nothing here.
+    const elsewhere = join(dir, `o.jsonl.${dead}@node-17.tmp`);
+    for (const p of [...stale, live, other, elsewhere]) writeFileSync(p, 'x');
     expect(removeStaleTemps(out).sort()).toEqual(stale.sort());
     expect(existsSync(live)).toBe(true);
     expect(existsSync(other)).toBe(true);
+    expect(existsSync(elsewhere)).toBe(true);
     writeFileAtomic(out, 'done\n');
     expect(readFileSync(out, 'utf8')).toBe('done\n');
   });

@@ -4,20 +4,28 @@
  * flushed too. Whatever happens meanwhile — an error, Ctrl-C, a full disk, `kill -9`, a power cut —
  * the final path holds either its previous file or the complete new one, never a torn one.
  *
- * The temporary file is `<name>.<pid>.tmp` (or `<name>.<tag>.<pid>.tmp`). It is removed when the
- * write fails or the process exits without committing; one left by a process killed outright is
- * removed by the next writer of the same path once that pid is gone, so a rerun needs no clean-up.
+ * The temporary file is `<name>.<pid>@<host>.tmp` (or `<name>.<tag>.<pid>@<host>.tmp`). It is
+ * removed when the write fails or the process exits without committing; one left by a process
+ * killed outright is removed by the next writer of the same path on the same host once that pid is
+ * gone, so a rerun needs no clean-up. (The host is in the name because a folder may be shared by
+ * several machines: a pid says nothing about another host's processes.)
  */
 import { chmodSync, closeSync, createWriteStream, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InternalError } from '../errors.js';
 import { fileError } from './problems.js';
 import { isProcessAlive, onProcessExit } from './process.js';
 
-/** The temporary file of `path` for process `pid`. */
+/** This host's name as it appears in temporary file names. */
+function hostTag(): string {
+  return hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+}
+
+/** The temporary file of `path` for process `pid` of this host. */
 export function tempPathOf(path: string, tag = '', pid = process.pid): string {
-  return join(dirname(path), `${basename(path)}.${tag ? `${tag}.` : ''}${pid}.tmp`);
+  return join(dirname(path), `${basename(path)}.${tag ? `${tag}.` : ''}${pid}@${hostTag()}.tmp`);
 }
 
 function escapeRe(s: string): string {
@@ -25,12 +33,12 @@ function escapeRe(s: string): string {
 }
 
 /**
- * Removes the temporary files of `path` left by processes that no longer run (killed while they
- * wrote it). Returns the paths removed.
+ * Removes the temporary files of `path` left by processes of this host that no longer run (killed
+ * while they wrote it). Returns the paths removed.
  */
 export function removeStaleTemps(path: string): string[] {
   const dir = dirname(path);
-  const pattern = new RegExp(`^${escapeRe(basename(path))}\\.(?:[a-z]+\\.)?(\\d+)\\.tmp$`);
+  const pattern = new RegExp(`^${escapeRe(basename(path))}\\.(?:[a-z]+\\.)?(\\d+)@${escapeRe(hostTag())}\\.tmp$`);
   let names: string[];
   try {
     names = readdirSync(dir);
