@@ -4,7 +4,7 @@
  * with a notice; another host's never), the input/output checks, and one-line file errors.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +65,14 @@ describe('atomic writes', () => {
     expect(existsSync(elsewhere)).toBe(true);
     writeFileAtomic(out, 'done\n');
     expect(readFileSync(out, 'utf8')).toBe('done\n');
+  });
+
+  it('a replaced file keeps its permissions, a read-only one included', () => {
+    const out = join(tmp(), 'o.jsonl');
+    writeFileSync(out, 'old\n', { mode: 0o440 });
+    writeFileAtomic(out, 'new\n');
+    expect(readFileSync(out, 'utf8')).toBe('new\n');
+    expect(statSync(out).mode & 0o777).toBe(0o440);
   });
 
   it('writing through a symbolic link replaces the file it points to and keeps the link', () => {

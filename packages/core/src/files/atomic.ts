@@ -115,6 +115,8 @@ export class AtomicFile {
   readonly path: string;
   readonly tmpPath: string;
   private offExit: (() => void) | null;
+  /** The permissions of the file being replaced, given to the new one. */
+  private mode: number | null = null;
 
   constructor(path: string, options: AtomicFileOptions = {}) {
     this.path = resolveOutputPath(path);
@@ -128,13 +130,12 @@ export class AtomicFile {
     const tmp = this.tmpPath;
     this.offExit = onProcessExit(() => rmSync(tmp, { force: true }));
     try {
+      this.mode = statSync(this.path).mode & 0o7777;
+    } catch {
+      // No previous file: the default mode.
+    }
+    try {
       closeSync(openSync(tmp, 'w'));
-      // A replaced file keeps its permissions.
-      try {
-        chmodSync(tmp, statSync(this.path).mode & 0o7777);
-      } catch {
-        // No previous file: the default mode.
-      }
     } catch (err) {
       this.discard();
       throw fileError('create', tmp, err, `It is the temporary file of ${path}, which keeps what it held before.`);
@@ -151,6 +152,8 @@ export class AtomicFile {
     if (this.offExit === null) throw new InternalError(`${this.path} was already committed or discarded`);
     try {
       fsyncPath(this.tmpPath, 'r+');
+      // A replaced file keeps its permissions (set now: a read-only mode would have kept the writer out).
+      if (this.mode !== null) chmodSync(this.tmpPath, this.mode);
       renameSync(this.tmpPath, this.path);
     } catch (err) {
       this.discard();
@@ -158,7 +161,11 @@ export class AtomicFile {
     }
     this.offExit();
     this.offExit = null;
-    fsyncPath(dirname(this.path), 'r');
+    try {
+      fsyncPath(dirname(this.path), 'r');
+    } catch {
+      // The file is in place; a folder that cannot be opened for reading (mode -wx) is not flushed.
+    }
   }
 
   /** Removes the temporary file; the final path keeps what it had. */
