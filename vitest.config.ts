@@ -24,6 +24,7 @@ export default defineConfig({
       { find: /^@nemo-gym\/viewer$/, replacement: src('./packages/viewer/src/index.ts') },
       { find: /^@nemo-gym\/sandbox$/, replacement: src('./packages/sandbox/src/index.ts') },
       { find: /^@nemo-gym\/bridge$/, replacement: src('./packages/bridge/src/index.ts') },
+      { find: /^@nemo-gym\/trainer-vllm$/, replacement: src('./packages/trainer-vllm/src/index.ts') },
     ],
   },
   test: {

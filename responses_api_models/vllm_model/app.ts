@@ -5,14 +5,14 @@
  */
 import { ChatCompletionCreateParamsSchema, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
 import { ModelServerConfigSchema, defineModelServer, startIfMain } from '@nemo-gym/core/server';
-import { VLLMBackend, VLLMModelConfigFields, type VLLMConfig } from './src/vllm.js';
+import { resolveVLLMConfig, VLLMBackend, VLLMModelConfigFields } from './src/vllm.js';
 
 export const VLLMModelConfigSchema = ModelServerConfigSchema.extend(VLLMModelConfigFields);
 
 export const server = defineModelServer({
   className: 'VLLMModel',
   configSchema: VLLMModelConfigSchema,
-  setup: (ctx) => new VLLMBackend(ctx.config as unknown as VLLMConfig, ctx.log),
+  setup: (ctx) => new VLLMBackend(resolveVLLMConfig(ctx.config), ctx.log),
   responses: {
     body: ResponseCreateParamsSchema,
     handler: (body, ctx) => (body.stream ? ctx.state.responsesStream(body, ctx.sessionId) : ctx.state.responses(body, ctx.sessionId, ctx.signal)),

@@ -2,7 +2,7 @@
  * The import layering of packages/core/src: a module may import from its own folder or from a
  * lower layer, never from a higher one, and no set of modules imports itself in a circle.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -117,6 +117,16 @@ function tree(dir: string, out: string[] = []): string[] {
   return out;
 }
 
+/** Every TypeScript file under these top-level folders, with its path relative to the repository. */
+function filesOf(groups: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const group of groups) {
+    if (!existsSync(join(REPO, group))) continue;
+    for (const file of tree(join(REPO, group))) out.push([file, relative(REPO, file)]);
+  }
+  return out;
+}
+
 describe('the public API of @nemo-gym/core', () => {
   it('the root exports exactly the union of the subpaths, and nothing internal', () => {
     const union = new Set([client, config, data, errors, filesApi, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
@@ -126,19 +136,31 @@ describe('the public API of @nemo-gym/core', () => {
 
   it('code outside the core imports only public paths (internal only from the core\'s own tests)', () => {
     const bad: string[] = [];
-    for (const group of ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents', 'tests']) {
-      let files: string[] = [];
-      try {
-        files = tree(join(REPO, group));
-      } catch {
-        continue;
+    for (const [file, rel] of filesOf(['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents', 'tests'])) {
+      if (rel.startsWith('packages/core/')) continue;
+      for (const m of readFileSync(file, 'utf8').matchAll(/from '@nemo-gym\/core([^']*)'/g)) {
+        if (!PUBLIC_SUBPATHS.includes(m[1]!)) bad.push(`${rel}: @nemo-gym/core${m[1]}`);
       }
-      for (const file of files) {
-        const rel = relative(REPO, file);
-        if (rel.startsWith('packages/core/')) continue;
-        for (const m of readFileSync(file, 'utf8').matchAll(/from '@nemo-gym\/core([^']*)'/g)) {
-          if (!PUBLIC_SUBPATHS.includes(m[1]!)) bad.push(`${rel}: @nemo-gym/core${m[1]}`);
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('test tooling (@nemo-gym/trainer-vllm) is used by tests only: no server, command or library depends on it', () => {
+    const bad: string[] = [];
+    const groups = ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents'];
+    for (const [file, rel] of filesOf(groups)) {
+      if (rel.startsWith('packages/trainer-vllm/') || /(^|\/)tests?\//.test(rel)) continue;
+      if (/from '@nemo-gym\/trainer-vllm'|import\('@nemo-gym\/trainer-vllm'\)/.test(readFileSync(file, 'utf8'))) bad.push(rel);
+    }
+    for (const group of groups) {
+      for (const pkg of readdirSync(join(REPO, group))) {
+        let manifest: { dependencies?: Record<string, string> };
+        try {
+          manifest = JSON.parse(readFileSync(join(REPO, group, pkg, 'package.json'), 'utf8')) as typeof manifest;
+        } catch {
+          continue;
         }
+        if (manifest.dependencies && '@nemo-gym/trainer-vllm' in manifest.dependencies) bad.push(`${group}/${pkg}/package.json: dependencies`);
       }
     }
     expect(bad).toEqual([]);

@@ -7,10 +7,14 @@
 import { request, type Agent } from 'undici';
 import { z } from 'zod';
 import { createPool, type RequestClass } from '@nemo-gym/core/client';
-import { InternalError, HttpError } from '@nemo-gym/core/errors';
-import { ImageFetchFields, RemoteImageFetcher, type ImageFetchConfig, ChatChunkAccumulator, chatChunks, chunkEvent, ConversionError, DONE_EVENT, ResponsesEventStream, ImageLimitsFields, openBackendStream, UpstreamError, chatCompletionToResponse, listBackendModels, checkRequestImages, moveThinkToReasoningContent, noteDroppedOnce, postJson, responsesToChatParams, wrapThink, type ChatCompletionCreateParams, type ImageLimits, type NeMoGymResponse, type ResponseCreateParams } from '@nemo-gym/core/openai';
+import { ConfigError, InternalError, HttpError } from '@nemo-gym/core/errors';
+import { ImageFetchFields, RemoteImageFetcher, type ImageFetchConfig, ChatChunkAccumulator, chatChunks, chunkEvent, ConversionError, DONE_EVENT, ResponsesEventStream, ImageLimitsFields, openBackendStream, UpstreamError, chatCompletionToResponse, listBackendModels, checkRequestImages, noteDroppedOnce, postJson, responsesToChatParams, wrapThink, type ChatCompletionCreateParams, type ImageLimits, type NeMoGymResponse, type ResponseCreateParams } from '@nemo-gym/core/openai';
 import { RawJson, SseReply, type SseEvent } from '@nemo-gym/core/server';
 import { EndpointPool, type Endpoint } from './endpoints.js';
+import { buildChatBody, OPENAI_ONLY_CHAT_FIELDS, type ChatBodySettings } from './request.js';
+import { readTokenSources, tokenizeBody, TOKEN_FORWARDING_MODES } from './tokens.js';
+
+const JsonObject = z.record(z.string(), z.unknown());
 
 export const VLLMModelConfigFields = {
   base_url: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
@@ -18,9 +22,27 @@ export const VLLMModelConfigFields = {
   model: z.string(),
   return_token_id_information: z.boolean(),
   uses_reasoning_parser: z.boolean(),
+  /** Earlier reasoning goes back to vLLM as `reasoning_content` (false: it is left out of the history). */
+  uses_interleaved_reasoning: z.boolean().default(true),
+  /** Keep `<think>` blocks in the assistant content of the history, byte for byte (no `reasoning_content`). */
+  preserve_reasoning_in_assistant_content: z.boolean().default(false),
   replace_developer_role_with_system: z.boolean().default(false),
-  /** Ask vLLM (>= 0.10.2) to return prompt and generation token ids inline instead of calling /tokenize. */
-  request_inline_token_ids: z.boolean().default(false),
+  /** Upstream's name: ask vLLM (>= 0.10.2) to return prompt and generation token ids inline instead of calling /tokenize. */
+  request_prompt_and_generation_token_ids: z.boolean().optional(),
+  /** This port's earlier name for request_prompt_and_generation_token_ids (kept as an alias). */
+  request_inline_token_ids: z.boolean().optional(),
+  /** Which earlier assistant messages carry their token bundle back to vLLM: last (default), all (upstream's bytes) or none. */
+  token_id_forwarding: z.enum(TOKEN_FORWARDING_MODES).default('last'),
+  /** Chat-template switches sent with every request (and to /tokenize); a row's metadata.chat_template_kwargs is merged over them. */
+  chat_template_kwargs: JsonObject.nullable().default(null),
+  /** Extra fields for every vLLM request (the OpenAI client's extra_body); the request's own fields win. */
+  extra_body: JsonObject.nullable().default(null),
+  /** Sampling parameters put on every request to vLLM, replacing what the caller sent (on-policy training). */
+  sampling_overrides: JsonObject.nullable().default(null),
+  /** Headers sent with every request to vLLM. */
+  default_headers: z.record(z.string(), z.string()).default({}),
+  /** false: a call whose last message is an empty assistant message is answered at once with finish_reason content_filter. */
+  sequential_reasoning_allowed: z.boolean().default(true),
   /** Longest wait for one backend answer. */
   request_timeout_s: z.number().positive().default(600),
   /**
@@ -39,27 +61,36 @@ export const VLLMModelConfigFields = {
   ...ImageFetchFields,
 };
 
-/**
- * Chat Completions fields of OpenAI's own service that vLLM does not take: left out of what is
- * sent (noted once in the log) rather than sent to be ignored or refused.
- */
-export const OPENAI_ONLY_CHAT_FIELDS = ['moderation', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'reasoning_effort', 'safety_identifier', 'verbosity'] as const;
+export { OPENAI_ONLY_CHAT_FIELDS };
 
-export interface VLLMConfig extends ImageLimits, ImageFetchConfig {
-  name: string;
+export interface VLLMConfig extends ImageLimits, ImageFetchConfig, ChatBodySettings {
   base_url: string[];
   api_key: string;
-  model: string;
-  return_token_id_information: boolean;
-  uses_reasoning_parser: boolean;
-  replace_developer_role_with_system: boolean;
-  request_inline_token_ids: boolean;
+  request_inline_token_ids?: boolean;
+  default_headers: Record<string, string>;
+  sequential_reasoning_allowed: boolean;
   request_timeout_s: number;
   max_attempts: number;
   retry_sleep_s: number;
   max_pinned_sessions: number;
   health_check_interval_s: number;
   unhealthy_after_failures: number;
+}
+
+/**
+ * The parsed config block as the backend uses it: the two names of the inline-ids switch folded
+ * into one (they must agree when both are given).
+ */
+export function resolveVLLMConfig(raw: Record<string, unknown>): VLLMConfig {
+  const cfg = raw as unknown as VLLMConfig & { request_prompt_and_generation_token_ids?: boolean };
+  const a = cfg.request_prompt_and_generation_token_ids;
+  const b = cfg.request_inline_token_ids;
+  if (a !== undefined && b !== undefined && a !== b) {
+    throw new ConfigError(
+      `model server \`${cfg.name}\`: request_prompt_and_generation_token_ids (${a}) and request_inline_token_ids (${b}) are the same setting and disagree; keep request_prompt_and_generation_token_ids`,
+    );
+  }
+  return { ...cfg, request_prompt_and_generation_token_ids: a ?? b ?? false };
 }
 
 type Json = Record<string, unknown>;
@@ -87,10 +118,6 @@ function isContextLengthError(err: unknown): boolean {
   );
 }
 
-function isIntList(v: unknown): v is number[] {
-  return Array.isArray(v) && v.every((x) => Number.isInteger(x));
-}
-
 export class VLLMBackend {
   readonly pool: EndpointPool;
   private readonly dispatcher: Agent;
@@ -103,6 +130,9 @@ export class VLLMBackend {
     private readonly log: { info(m: string): void; warn(m: string): void } = { info: () => {}, warn: () => {} },
   ) {
     this.timeoutMs = config.request_timeout_s * 1000;
+    if (config.sampling_overrides) {
+      this.log.info(`model server \`${config.name}\` pins sampling on every request to vLLM: ${JSON.stringify(config.sampling_overrides)} (a request's own values are replaced)`);
+    }
     this.noteDropped = noteDroppedOnce(this.log, 'vLLM');
     this.fetcher = config.fetch_remote_images ? new RemoteImageFetcher(config) : null;
     this.dispatcher = createPool({ connections: 1024, headersTimeoutMs: this.timeoutMs, bodyTimeoutMs: this.timeoutMs });
@@ -127,7 +157,7 @@ export class VLLMBackend {
 
   /** The model list of every endpoint (`GET <base_url>/models`): the first failure, or the first list. */
   async models(): Promise<RawJson> {
-    const headers: Record<string, string> = this.config.api_key ? { authorization: `Bearer ${this.config.api_key}` } : {};
+    const headers: Record<string, string> = { ...this.config.default_headers, ...(this.config.api_key ? { authorization: `Bearer ${this.config.api_key}` } : {}) };
     const answers = await Promise.all(this.config.base_url.map((u) => listBackendModels(u, { headers, apiKey: this.config.api_key, dispatcher: this.dispatcher })));
     return answers.find((a) => a.status < 200 || a.status >= 300) ?? answers[0]!;
   }
@@ -159,6 +189,7 @@ export class VLLMBackend {
       requestClass,
       signal,
       dispatcher: this.dispatcher,
+      headers: this.config.default_headers,
       log: (m) => this.log.warn(m),
     });
   }
@@ -187,40 +218,19 @@ export class VLLMBackend {
     }
   }
 
-  /** The request body for vLLM: our model, token-id options, fields vLLM does not take left out. */
+  /** The request body for vLLM (see buildChatBody), after the image limits are checked. */
   private chatBody(params: ChatCompletionCreateParams | Json, imagesChecked: boolean): Json {
-    const cfg = this.config;
-    if (!imagesChecked) checkRequestImages(params as Json, cfg);
-    const body = structuredClone(params) as Json;
-    const messages = body.messages as Json[];
-    const dropped = OPENAI_ONLY_CHAT_FIELDS.filter((k) => body[k] !== undefined && body[k] !== null);
-    for (const k of OPENAI_ONLY_CHAT_FIELDS) delete body[k];
-    if (dropped.length) this.noteDropped(dropped);
-    if (cfg.replace_developer_role_with_system) {
-      for (const m of messages) if (m.role === 'developer') m.role = 'system';
-    }
-    body.model = cfg.model;
-    if (cfg.return_token_id_information) {
-      if (body.n !== undefined && body.n !== null && body.n !== 1) {
-        throw new HttpError(400, `n=${String(body.n)} is not supported when return_token_id_information is on; send n=1 or leave it out`);
-      }
-      body.logprobs = true;
-      body.top_logprobs = 0;
-      body.return_tokens_as_token_ids = true;
-      if (cfg.request_inline_token_ids) body.return_token_ids = true;
-    }
-    // Training fields on earlier assistant turns are for the trainer, not the backend.
-    for (const m of messages) {
-      delete m.prompt_token_ids;
-      delete m.generation_token_ids;
-      delete m.generation_log_probs;
-    }
-    if (cfg.uses_reasoning_parser) moveThinkToReasoningContent(messages);
-    return body;
+    if (!imagesChecked) checkRequestImages(params as Json, this.config);
+    return buildChatBody(params as Json, this.config, this.noteDropped);
   }
 
   /** Chat Completions through vLLM, with reasoning and token-id handling. */
   async chatCompletions(params: ChatCompletionCreateParams | Json, sessionId: string, signal?: AbortSignal, imagesChecked = false): Promise<Json> {
+    if (!this.config.sequential_reasoning_allowed) {
+      // The model may not be asked to go on after a turn that produced nothing (upstream's rule).
+      const last = ((params as Json).messages as Json[]).at(-1);
+      if (last?.role === 'assistant' && !last.content && !(Array.isArray(last.tool_calls) && last.tool_calls.length)) return this.emptyCompletion('content_filter');
+    }
     if (!imagesChecked) params = await this.inlineImages(params);
     const body = this.chatBody(params, imagesChecked);
     return this.callPinned(sessionId, async (endpoint) => {
@@ -333,74 +343,28 @@ export class VLLMBackend {
   }
 
   private headers(): Record<string, string> {
-    const h: Record<string, string> = { 'content-type': 'application/json' };
+    const h: Record<string, string> = { ...this.config.default_headers, 'content-type': 'application/json' };
     if (this.config.api_key) h.authorization = `Bearer ${this.config.api_key}`;
     return h;
   }
 
   /**
-   * Puts prompt_token_ids, generation_token_ids and generation_log_probs on choice 0's message.
-   * Sources, in order: a complete bundle already on the message; ids returned inline by vLLM
-   * (`prompt_token_ids` + `choices[0].token_ids`); otherwise the log-prob tokens
-   * (`token_id:<n>`) plus a `/tokenize` call for the prompt.
+   * Puts prompt_token_ids, generation_token_ids and generation_log_probs on choice 0's message,
+   * read from the sources readTokenSources checks; without prompt ids in the answer, they come
+   * from `/tokenize` with every prompt-affecting field of the generation's request.
    */
   private async attachTokenIds(completion: Json, choice: Json, body: Json, base: string, signal?: AbortSignal): Promise<void> {
     const message = choice.message as Json;
-    const bad = (what: string) => new UpstreamError(502, `the model backend at ${base} returned unusable token information: ${what}`, 'invalid_json', base);
-    let bundle: { prompt_token_ids: number[]; generation_token_ids: number[]; generation_log_probs: number[] } | null = null;
-
-    const onMessage = ['prompt_token_ids', 'generation_token_ids', 'generation_log_probs'].filter((k) => message[k] !== undefined);
-    if (onMessage.length === 3) {
-      bundle = {
-        prompt_token_ids: message.prompt_token_ids as number[],
-        generation_token_ids: message.generation_token_ids as number[],
-        generation_log_probs: message.generation_log_probs as number[],
-      };
-    } else if (onMessage.length > 0) {
-      throw bad(`the message has only ${onMessage.join(', ')}`);
-    }
-
-    const inlinePrompt = completion.prompt_token_ids ?? undefined;
-    const inlineGen = choice.token_ids ?? undefined;
-    if ((inlinePrompt === undefined) !== (inlineGen === undefined)) {
-      throw bad(inlinePrompt === undefined ? 'choices[0].token_ids without prompt_token_ids' : 'prompt_token_ids without choices[0].token_ids');
-    }
-    if (inlinePrompt !== undefined && (!isIntList(inlinePrompt) || !isIntList(inlineGen))) throw bad('inline token ids are not lists of integers');
-
-    if (!bundle) {
-      const lp = (choice.logprobs as Json | null | undefined)?.content;
-      if (!Array.isArray(lp)) {
-        throw bad('choices[0].logprobs.content is missing although logprobs were requested (is this a vLLM server?)');
+    const sources = readTokenSources(completion, choice, base);
+    let bundle;
+    if (sources.kind === 'needs_prompt') {
+      const tok = (await this.post(`${rootUrl(base)}/tokenize`, tokenizeBody(body), 'idempotent', signal)) as Json;
+      if (!Array.isArray(tok?.tokens) || !tok.tokens.every((x: unknown) => Number.isInteger(x))) {
+        throw new UpstreamError(502, `the model backend at ${base} returned unusable token information: /tokenize answered without a "tokens" list of integers`, 'invalid_json', base);
       }
-      const genIds: number[] = [];
-      const logProbs: number[] = [];
-      lp.forEach((entry: Json, i: number) => {
-        const tok = entry?.token;
-        const m = typeof tok === 'string' ? /^token_id:(-?\d+)$/.exec(tok) : null;
-        if (!m) throw bad(`choices[0].logprobs.content[${i}].token is ${JSON.stringify(tok)}, expected "token_id:<n>" (return_tokens_as_token_ids)`);
-        if (typeof entry.logprob !== 'number') throw bad(`choices[0].logprobs.content[${i}].logprob is not a number`);
-        genIds.push(Number(m[1]));
-        logProbs.push(entry.logprob);
-      });
-      let promptIds: number[];
-      if (inlinePrompt !== undefined) {
-        if (JSON.stringify(inlineGen) !== JSON.stringify(genIds)) throw bad('choices[0].token_ids disagree with the log-prob tokens');
-        promptIds = inlinePrompt as number[];
-      } else {
-        const tokenizeBody: Json = {};
-        for (const k of ['model', 'messages', 'tools']) if (body[k] !== undefined) tokenizeBody[k] = body[k];
-        const tok = (await this.post(`${rootUrl(base)}/tokenize`, tokenizeBody, 'idempotent', signal)) as Json;
-        if (!isIntList(tok?.tokens)) throw bad('/tokenize answered without a "tokens" list of integers');
-        promptIds = tok.tokens;
-      }
-      bundle = { prompt_token_ids: promptIds, generation_token_ids: genIds, generation_log_probs: logProbs };
-    } else if (inlinePrompt !== undefined) {
-      if (JSON.stringify(inlinePrompt) !== JSON.stringify(bundle.prompt_token_ids) || JSON.stringify(inlineGen) !== JSON.stringify(bundle.generation_token_ids)) {
-        throw bad('token ids on the message disagree with the inline token ids');
-      }
-    }
-    if (bundle.generation_token_ids.length !== bundle.generation_log_probs.length) {
-      throw bad(`${bundle.generation_token_ids.length} generation token ids but ${bundle.generation_log_probs.length} log-probs`);
+      bundle = { prompt_token_ids: tok.tokens as number[], generation_token_ids: sources.generation_token_ids, generation_log_probs: sources.generation_log_probs };
+    } else {
+      bundle = sources.bundle;
     }
     Object.assign(message, bundle);
     delete choice.logprobs;

@@ -170,7 +170,7 @@ describe('vllm_model /v1/chat/completions with token ids', () => {
     expect(msg.generation_log_probs).toHaveLength(msg.generation_token_ids.length);
     expect(c.choices[0]!.logprobs).toBeUndefined();
     const tk = vllm.requests.find((r) => r.path === '/tokenize')!;
-    expect(tk.body).toEqual({ messages: sent.messages, model: 'served-model' });
+    expect(tk.body).toEqual({ messages: sent.messages, model: 'served-model', add_generation_prompt: true });
   });
 
   it('answers 502 for partial inline token data and 400 for n > 1', async () => {

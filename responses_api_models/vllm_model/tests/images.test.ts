@@ -58,7 +58,8 @@ describe('vllm_model image inputs', () => {
     await client.responses.create({ input: [...(resp.output as never[]), { role: 'user', content: [{ type: 'input_text', text: 'Sure?' }, { type: 'input_image', image_url: red }] } as never] });
     const second = vllm.requests.filter((r) => r.path === '/v1/chat/completions')[1]!;
     expect(second.body.messages).toEqual([
-      { role: 'assistant', content: 'Two squares.' },
+      // The assistant turn carries its own token bundle back (the trainer's server repairs the prompt from it).
+      { role: 'assistant', content: 'Two squares.', prompt_token_ids: item.prompt_token_ids, generation_token_ids: item.generation_token_ids, generation_log_probs: item.generation_log_probs },
       { role: 'user', content: [{ type: 'text', text: 'Sure?' }, { type: 'image_url', image_url: { url: red } }] },
     ]);
   });

@@ -113,16 +113,27 @@ describe.each([
     for (const c of chats) {
       expect(c.body).toMatchObject({ logprobs: true, top_logprobs: 0, return_tokens_as_token_ids: true });
       expect('return_token_ids' in c.body).toBe(inline);
-      // Token information never reaches vLLM inside messages.
-      for (const m of c.body.messages) expect(m).not.toHaveProperty('prompt_token_ids');
     }
+    // Each call carries the token bundle of the previous generation on its assistant message, and
+    // only that one (token_id_forwarding: last): turn 1 none, turn 2 turn 1's, turn 3 turn 2's.
+    chats.forEach((c, k) => {
+      const carriers = c.body.messages.filter((m: any) => m.prompt_token_ids !== undefined);
+      if (k === 0) return expect(carriers).toHaveLength(0);
+      expect(carriers).toHaveLength(1);
+      const prev = turns[k - 1]!;
+      expect(carriers[0]).toMatchObject({ role: 'assistant', prompt_token_ids: prev.prompt, generation_token_ids: prev.generation, generation_log_probs: prev.logProbs });
+      expect(c.body.messages.filter((m: any) => m.role === 'assistant').at(-1)).toBe(carriers[0]);
+    });
     expect(vllm.requests.filter((r) => r.path === '/tokenize')).toHaveLength(inline ? 0 : 3);
     if (!inline) {
       const tk = vllm.requests.find((r) => r.path === '/tokenize')!;
-      expect(Object.keys(tk.body).sort()).toEqual(['messages', 'model', 'tools']);
+      expect(Object.keys(tk.body).sort()).toEqual(['add_generation_prompt', 'messages', 'model', 'tools']);
     }
     // Turn 3 replays both earlier assistant turns, each with its reasoning moved to reasoning_content.
-    const assistants = chats[2]!.body.messages.filter((m: any) => m.role === 'assistant');
+    const assistants = chats[2]!.body.messages.filter((m: any) => m.role === 'assistant').map((m: any) => {
+      const { prompt_token_ids: _p, generation_token_ids: _g, generation_log_probs: _l, ...rest } = m;
+      return rest;
+    });
     expect(assistants).toEqual([
       { role: 'assistant', content: '', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }], reasoning_content: 'I need the weather first.' },
       { role: 'assistant', content: 'Checking the time too.', tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"city": "Paris"}' } }], reasoning_content: 'Now the local time.' },

@@ -6,16 +6,18 @@
  * - `ng-collect-worker +queue_url=redis://…`: runs jobs from the queue against the agents of
  *   the ng-run its head server belongs to, until stopped (or idle for +idle_exit_s).
  */
+import { constants } from 'node:os';
 import { ServerClient } from '@nemo-gym/core/client';
 import { isDict, type ConfigDict } from '@nemo-gym/core/config';
-import { UsageError } from '@nemo-gym/core/errors';
-import { collectViaQueue, parseShard, runWorker, type Progress } from '@nemo-gym/core/rollouts';
-import { onStopRequest } from '../lifecycle.js';
-import type { CommandSpec, FlagSpec } from '../runtime.js';
+import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { collectViaQueue, parseQueueUrl, parseShard, runWorker, type CollectSummary, type Progress } from '@nemo-gym/core/rollouts';
+import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
+import { USAGE_EXIT_CODE, type CommandSpec, type FlagSpec } from '../runtime.js';
 
 export const DISTRIBUTED_FLAGS: FlagSpec[] = [
   { name: 'queue_url', type: 'str', description: 'collect through a Redis queue (redis://host:port): enqueue the rollouts and write what ng-collect-worker processes finish' },
   { name: 'queue_name', type: 'str', description: 'queue the jobs go to (default rollouts); workers serve one queue' },
+  { name: 'worker_wait_s', type: 'float', description: 'with +queue_url: fail when no result came and no worker held a job of the queue for this long (default 600); the jobs stay enqueued for the rerun' },
   { name: 'shard', type: 'str', description: 'only the tasks whose line index is i modulo N (+shard=i/N), one output file per shard; merge them with ng-merge-rollouts' },
 ];
 
@@ -26,9 +28,15 @@ function num(config: ConfigDict, name: string): number | null {
   return v;
 }
 
+/** +queue_url, checked before anything connects; a malformed one is named (credentials masked). */
 function queueUrl(config: ConfigDict): string {
   const url = config.queue_url;
-  if (typeof url !== 'string' || !/^rediss?:\/\/[^\s]+$/.test(url)) throw new UsageError(`+queue_url must be a Redis URL such as redis://127.0.0.1:6379, got ${JSON.stringify(url)}.`);
+  if (typeof url !== 'string') throw new UsageError(`+queue_url must be a Redis URL such as redis://127.0.0.1:6379, got ${JSON.stringify(url)}.`);
+  try {
+    parseQueueUrl(url);
+  } catch (err) {
+    throw new UsageError(`+${(err as Error).message}`);
+  }
   return url;
 }
 
@@ -37,37 +45,106 @@ function progressText(p: Progress): string {
   return `Collecting rollouts through the queue: ${finished}/${p.total} (${p.total ? ((finished / p.total) * 100).toFixed(1) : '0.0'}%)  ${p.rate.toFixed(1)} rollouts/s  waiting for ${p.inFlight}  failures ${p.failed}`;
 }
 
-/** ng-collect-rollouts with +queue_url: enqueue, write what the workers finish, report as a local collection does. */
+/** What was kept and how to resume, when a queue collection is stopped. */
+function interruptedText(summary: CollectSummary, queue: string): string {
+  const done = summary.written + summary.skipped;
+  const pending = summary.pending ?? 0;
+  return (
+    `Interrupted: ${done} of ${summary.total} rollout(s) are in ${summary.outputPath} (${summary.written} from this run)` +
+    `${pending ? `; ${pending} enqueued without a result yet stay in queue ${queue}, and workers keep running them` : ''}.` +
+    ` Run the same command again to resume: it writes what the workers finished meanwhile and enqueues nothing twice.\n`
+  );
+}
+
+/** ng-collect-rollouts with +queue_url: pre-flight, enqueue, write what the workers finish, report as a local collection does. */
 export async function queueCollectMain(config: ConfigDict): Promise<number> {
+  const url = queueUrl(config);
   const overrides = config.responses_create_params;
   if (overrides !== undefined && overrides !== null && !isDict(overrides)) throw new UsageError(`+responses_create_params must be a mapping of fields, e.g. +responses_create_params.temperature=0.6.`);
+  const queue = typeof config.queue_name === 'string' ? config.queue_name : 'rollouts';
   const tty = process.stderr.isTTY;
   let lastPlain = 0;
-  const summary = await collectViaQueue({
-    queueUrl: queueUrl(config),
-    queue: typeof config.queue_name === 'string' ? config.queue_name : undefined,
-    inputPath: String(config.input_jsonl_fpath),
-    outputPath: String(config.output_jsonl_fpath),
-    agentName: typeof config.agent_name === 'string' ? config.agent_name : undefined,
-    limit: num(config, 'limit'),
-    numRepeats: num(config, 'num_repeats'),
-    overrides: (overrides as Record<string, unknown> | undefined) ?? {},
-    restart: config.restart === true,
-    shard: parseShard(config.shard),
-    log: (m) => process.stdout.write(`${m}\n`),
-    onProgress: (p) => {
-      if (tty) process.stderr.write(`\r\x1b[2K${progressText(p)}`);
-      else if (Date.now() - lastPlain > 10_000 || p.done + p.failed + p.skipped === p.total) {
-        lastPlain = Date.now();
-        process.stderr.write(`${progressText(p)}\n`);
+  // The pre-flight of a local collection, through the head server the workers use.
+  const checks = config.preflight !== false;
+  let client: ServerClient | undefined;
+  if (checks) {
+    const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
+    try {
+      client = await ServerClient.fromHeadServer(head, { retry: { maxElapsedMs: 30_000 } });
+    } catch (err) {
+      if (err instanceof NgError && err.code === 'NG_ERR_HEAD_SERVER') {
+        process.stderr.write(`ng-collect-rollouts: ${err.message} The head server is needed for the checks before the first rollout; where the collector runs without one, give +preflight=false.\n`);
+        return 1;
       }
-    },
+      throw err;
+    }
+  }
+  // Stop requests: the first stops enqueuing and writing (the queue keeps the jobs); another quits at once.
+  const stopper = new AbortController();
+  let stopSignal: NodeJS.Signals | null = null;
+  let requests = 0;
+  const offStop = onStopRequest('ng-collect-rollouts', (why) => {
+    stopSignal ??= (STOP_SIGNALS.find((s) => why.includes(s)) as NodeJS.Signals | undefined) ?? 'SIGINT';
+    process.stderr.write(`${tty ? '\n' : ''}${why}: stopping; what is written stays, and the jobs already enqueued stay in the queue (press Ctrl-C again to quit at once)...\n`);
+    stopper.abort();
   });
-  if (tty) process.stderr.write('\n');
-  process.stdout.write(`\nMetrics:\n${JSON.stringify(summary.metrics, null, 4)}\n\n`);
-  process.stdout.write(`Wrote ${summary.written} rollout(s) in ${summary.elapsedS.toFixed(1)} s to ${summary.outputPath}${summary.skipped ? ` (${summary.skipped} already there were skipped)` : ''}\nMetrics: ${summary.metricsPath}\n`);
-  if (summary.failed > 0) process.stderr.write(`${summary.failed} rollout(s) failed; reasons in ${summary.failuresPath}. Run the same command again to retry them.\n`);
-  return summary.failed > 0 ? 1 : 0;
+  const again = (sig: NodeJS.Signals) => () => {
+    if (++requests > 1) process.exit(128 + (constants.signals[sig] ?? 2));
+  };
+  const forced = STOP_SIGNALS.map((s) => [s, again(s)] as const);
+  for (const [s, h] of forced) process.on(s, h);
+  const exitCode = () => 128 + (constants.signals[stopSignal ?? 'SIGINT'] ?? 2);
+  try {
+    const summary = await collectViaQueue({
+      queueUrl: url,
+      queue,
+      inputPath: String(config.input_jsonl_fpath),
+      outputPath: String(config.output_jsonl_fpath),
+      agentName: typeof config.agent_name === 'string' ? config.agent_name : undefined,
+      limit: num(config, 'limit'),
+      numRepeats: num(config, 'num_repeats'),
+      overrides: (overrides as Record<string, unknown> | undefined) ?? {},
+      restart: config.restart === true,
+      shard: parseShard(config.shard),
+      client,
+      preflight: checks,
+      ...(num(config, 'worker_wait_s') !== null ? { workerWaitMs: num(config, 'worker_wait_s')! * 1000 } : {}),
+      signal: stopper.signal,
+      log: (m) => process.stdout.write(`${m}\n`),
+      onProgress: (p) => {
+        if (tty) process.stderr.write(`\r\x1b[2K${progressText(p)}`);
+        else if (Date.now() - lastPlain > 10_000 || p.done + p.failed + p.skipped === p.total) {
+          lastPlain = Date.now();
+          process.stderr.write(`${progressText(p)}\n`);
+        }
+      },
+    });
+    if (tty) process.stderr.write('\n');
+    process.stdout.write(`\nMetrics:\n${JSON.stringify(summary.metrics, null, 4)}\n\n`);
+    process.stdout.write(`Wrote ${summary.written} rollout(s) in ${summary.elapsedS.toFixed(1)} s to ${summary.outputPath}${summary.skipped ? ` (${summary.skipped} already there were skipped)` : ''}\nMetrics: ${summary.metricsPath}\n`);
+    if (summary.failed > 0) process.stderr.write(`${summary.failed} rollout(s) failed; reasons in ${summary.failuresPath}. Run the same command again to retry them.\n`);
+    if (summary.interrupted) {
+      process.stderr.write(interruptedText(summary, queue));
+      return exitCode();
+    }
+    return summary.failed > 0 ? 1 : 0;
+  } catch (err) {
+    if (tty) process.stderr.write('\n');
+    if (stopper.signal.aborted && err instanceof NgError && err.code === 'NG_ERR_USAGE') {
+      process.stderr.write('Interrupted before the first job was enqueued; nothing was written.\n');
+      return exitCode();
+    }
+    // Pre-flight and file problems: the run never started; one message, usage exit code, as in a local collection.
+    if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
+      process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
+      return USAGE_EXIT_CODE;
+    }
+    throw err;
+  } finally {
+    offStop();
+    for (const [s, h] of forced) process.off(s, h);
+    await client?.close();
+  }
 }
 
 export const collectWorkerCommand: CommandSpec = {

@@ -191,12 +191,32 @@ function isSet(v: unknown): boolean {
   return v !== undefined && v !== null;
 }
 
+const TOKEN_KEY_SET: ReadonlySet<string> = new Set(TOKEN_FIELD_KEYS);
+
+/**
+ * A deep copy of JSON data in which the token-id arrays of earlier turns are shared rather than
+ * copied: they are most of a long rollout's request (over 95 % of a 64-turn one) and nothing here
+ * changes them.
+ */
+export function copySharingTokenIds<T>(v: T): T {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(copySharingTokenIds) as T;
+  const out: Json = {};
+  for (const [k, x] of Object.entries(v as Json)) {
+    const value = TOKEN_KEY_SET.has(k) && Array.isArray(x) ? x : copySharingTokenIds(x);
+    // A key named __proto__ (from JSON.parse, an own property) stays an own property.
+    if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    else out[k] = value;
+  }
+  return out as T;
+}
+
 /**
  * Responses create params -> Chat Completions create params. Only keys the caller set are
  * produced (keys without a Chat equivalent are dropped), in the chat model's key order.
  */
 export function responsesToChatParams(params: ResponseCreateParams, opts: ConverterOptions): Json {
-  const p = structuredClone(params) as Json;
+  const p = copySharingTokenIds(params as unknown as Json);
   const state = new ConversionState(opts.returnTokenIdInformation);
   const input: Json[] =
     typeof p.input === 'string'

@@ -101,6 +101,8 @@ export interface PostJsonOptions {
   log?: (msg: string) => void;
   /** Cancels the call (and its retries); it then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Headers sent with the request (content-type and authorization are set by postJson). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -108,7 +110,7 @@ export interface PostJsonOptions {
  * throws UpstreamError.
  */
 export async function postJson(url: string, body: unknown, opts: PostJsonOptions = {}): Promise<unknown> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = { ...opts.headers, 'content-type': 'application/json' };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const res = await sendToBackend(url, payload, headers, opts);

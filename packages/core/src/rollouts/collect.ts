@@ -131,6 +131,8 @@ export interface CollectSummary {
   interrupted?: boolean;
   /** Rollouts in flight when the run stopped: cancelled, not recorded, run again by a rerun. */
   cancelled?: number;
+  /** Through a queue, stopped: rollouts enqueued without a recorded result (workers may still run them; a rerun writes them). */
+  pending?: number;
   /** Failures of this run by reason class label. */
   failuresByReason?: Record<string, number>;
 }

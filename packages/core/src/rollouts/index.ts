@@ -7,4 +7,5 @@ export { collectViaQueue, type QueueCollectOptions } from './queue/collect.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './queue/worker.js';
 export { mergeRollouts, parseShard, type MergeOptions, type MergeSummary, type TornLine } from './merge.js';
 export { findRedisServer, startRedisServer, type LocalRedis } from './queue/redis-server.js';
+export { parseQueueUrl, shownUrl as shownQueueUrl } from './queue/queue.js';
 export { checkCollectPaths } from './files.js';

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ServerClient } from '../client/client.js';
 import type { ConfigDict } from '../config/merge.js';
 import { compiled } from '../compiled-schema.js';
@@ -18,6 +18,7 @@ import { emptyBodyDetail, errorAnswer, jsonInvalid, zodIssuesToDetail } from './
 import { BODY_LIMIT, createFastPathServer, isPromiseLike } from './fast-path.js';
 import { startServer } from './lifecycle.js';
 import { collectSecretValues } from '../config/redact.js';
+import { closest } from '../config/parse.js';
 import { loggerOptionsFrom, makeLogger, type Logger } from './logger.js';
 import { mountMcpIfEnabled } from './mcp.js';
 import { sessionCookies, type Session } from './session.js';
@@ -135,6 +136,30 @@ interface InternalRoute {
   route: AnyRoute;
 }
 
+/** Keys ng-run itself puts into, or reads from, any instance's block. */
+const LAUNCHER_KEYS = new Set(['num_replicas', 'replicas']);
+
+/**
+ * A model server's config block may hold only keys its schema declares: a misspelt or
+ * unsupported setting (an upstream `chat_template_kwargs` on a server that does not take it)
+ * stops the start naming the key, instead of being dropped without a word.
+ */
+function checkKnownKeys(className: string, schema: z.ZodType, raw: Record<string, unknown>): void {
+  if (!(schema instanceof z.ZodObject)) return;
+  const known = Object.keys(schema.shape as Record<string, unknown>);
+  const knownSet = new Set(known);
+  const unknown = Object.keys(raw).filter((k) => !knownSet.has(k) && !LAUNCHER_KEYS.has(k));
+  if (unknown.length === 0) return;
+  const lines = unknown.map((k) => {
+    const near = closest(k, known);
+    return `  - \`${k}\`${near ? ` (did you mean \`${near}\`?)` : ''}`;
+  });
+  throw new ConfigError(
+    `Invalid config for ${className} instance \`${String(raw.name)}\`: unknown key${unknown.length > 1 ? 's' : ''} in its block:\n${lines.join('\n')}\n` +
+      `Known keys: ${known.sort().join(', ')}. Remove the key or correct its spelling.`,
+  );
+}
+
 export function defineServer<CS extends z.ZodType, S>(
   kind: ServerKind,
   input: ServerDefinitionInput<CS, S>,
@@ -150,6 +175,7 @@ export function defineServer<CS extends z.ZodType, S>(
       const lines = parsed.error.issues.map((i) => `  - ${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new ConfigError(`Invalid config for ${input.className} instance \`${String(rawConfig.name)}\`:\n${lines.join('\n')}`);
     }
+    if (kind === 'responses_api_models') checkKnownKeys(input.className, input.configSchema, rawConfig);
     const config = parsed.data as C & { name: string };
     const globalConfig = options.globalConfig ?? {};
     const log = makeLogger(config.name, { ...loggerOptionsFrom(globalConfig), secrets: collectSecretValues(config) });

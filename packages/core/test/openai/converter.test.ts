@@ -299,3 +299,28 @@ describe('moveThinkToReasoningContent', () => {
     ]);
   });
 });
+
+describe('responsesToChatParams leaves its input alone', () => {
+  it('does not change the caller\'s params, shares earlier turns\' token ids and copies everything else', () => {
+    const prompt = [1, 2, 3];
+    const params = JSON.parse(
+      JSON.stringify({
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}', prompt_token_ids: prompt, generation_token_ids: [4], generation_log_probs: [-1] },
+          { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+        ],
+        metadata: { proto_key: 'x' },
+        tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }],
+      }).replace('"proto_key"', '"__proto__"'),
+    );
+    const before = JSON.stringify(params);
+    const chat = responsesToChatParams(params, { returnTokenIdInformation: true }) as any;
+    expect(JSON.stringify(params)).toBe(before);
+    const assistant = chat.messages.find((m: any) => m.role === 'assistant');
+    expect(assistant.prompt_token_ids).toBe(params.input[1].prompt_token_ids);
+    expect(chat.messages[0].content).not.toBe(params.input[0].content);
+    expect(Object.getPrototypeOf(chat.metadata)).toBe(Object.prototype);
+    expect(Object.keys(chat.metadata)).toEqual(['__proto__']);
+  });
+});

@@ -3,20 +3,30 @@
  * and is the one writer of the output: it reads what workers finished from the run's results
  * stream and writes each (task, repeat) exactly once (results to the output, failures to
  * `<stem>_failures.jsonl`), with the same resume, metrics and progress as a local collection.
+ *
+ * Before anything is written or enqueued: the file checks, the URL, Redis itself (a few seconds)
+ * and the pre-flight of a local collection. While it runs, every Redis command has the project's
+ * retry policy and a time budget, a Redis that lost the run is noticed within a second and the
+ * rollouts without a result are enqueued again, and a wait without results says what it waits for
+ * (and ends after `workerWaitMs` when no worker holds a job). Stopped (`signal`), it keeps what is
+ * written and leaves the jobs enqueued for the rerun.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
-import { QueueError, UsageError } from '../../errors.js';
+import type { ServerClient } from '../../client/client.js';
+import { retryPolicy } from '../../client/retry.js';
+import { NgError, QueueError, UsageError } from '../../errors.js';
 import { collectionPaths, finishCollection, type CollectSummary, type Progress } from '../collect.js';
 import { checkCollectPaths } from '../files.js';
-import { countLines, readJobs, shardSize } from '../input.js';
+import { agentRefNames, countLines, readJobs, shardSize } from '../input.js';
+import { preflight, type PreflightOptions } from '../preflight.js';
 import { MetricsAccumulator } from '../metrics.js';
 import { fingerprintOf, prepareResume, rolloutKey } from '../resume.js';
 import { RolloutSink, type AttemptRecord } from '../sink.js';
 import { FAILURE_LABELS, FailureTracker, type FailureClass } from '../failures.js';
-import { connect, decodeResults, enqueue, ensureGroup, runKey, type QueueJob } from './queue.js';
+import { checkRedis, connect, decodeResults, enqueue, ensureGroup, GROUP, jobsKey, parseQueueUrl, REDIS_CONNECT_RETRY, REDIS_RETRY, runKey, shownUrl, withRedisRetries, type QueueJob } from './queue.js';
 
 export interface QueueCollectOptions {
   queueUrl: string;
@@ -32,11 +42,32 @@ export interface QueueCollectOptions {
   shard?: { index: number; count: number } | null;
   onProgress?: (p: Progress) => void;
   log?: (msg: string) => void;
-  /** Give up when Redis stays unreachable this long (default 120 s). */
+  /** Give up when Redis stays unreachable this long during the run (default 120 s; the first contact has a few seconds). */
   redisBudgetMs?: number;
+  /**
+   * The checks of a local collection before anything is enqueued (preflight.ts: the agents of the
+   * run exist and answer, their servers and model backends too), through `client`, the servers of
+   * the head server the workers use. Skipped without a client.
+   */
+  preflight?: boolean | PreflightOptions;
+  client?: ServerClient;
+  /** Stops the collection: nothing more is enqueued or written; what the workers finish stays for the rerun. */
+  signal?: AbortSignal;
+  /** Say what the collector waits for when no result came for this long (default 30 s). */
+  stallNoticeMs?: number;
+  /**
+   * Fail when no result came for this long while no worker holds a job of the queue (default
+   * 10 min; checked when the collector says what it waits for). A long rollout holds its job, so
+   * it never counts as no worker.
+   */
+  workerWaitMs?: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How often the collector checks that Redis still holds the run (a restart without its data loses it). */
+const LIVE_CHECK_MS = 1000;
+
+/** The run's data is enqueued again at most this many times (a Redis that keeps losing it fails the run). */
+const MAX_RECOVERIES = 5;
 
 /** Enqueue batches (of 500 jobs) in flight at once. */
 const ENQUEUE_WINDOW = 8;
@@ -60,6 +91,11 @@ class PairSet {
     }
   }
 
+  has(task: number, repeat: number): boolean {
+    const i = task * this.repeats + repeat;
+    return i < this.flags.length && this.flags[i] === 1;
+  }
+
   /** Removes the pair; false when it was not in the set (a repeat, or not a pair of this run). */
   take(task: number, repeat: number): boolean {
     if (!Number.isInteger(task) || !Number.isInteger(repeat) || task < 0 || repeat < 0 || repeat >= this.repeats) return false;
@@ -71,30 +107,20 @@ class PairSet {
   }
 }
 
-/** Runs `fn` until it succeeds, retrying while Redis is unreachable, within a time budget. */
-async function withRedis<T>(what: string, budgetMs: number, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + budgetMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw new QueueError(`Redis: ${what} kept failing for ${Math.round(budgetMs / 1000)} s (${(err as Error).message}). Check that redis-server runs and queue_url is right; rerun the same command to resume.`);
-      await sleep(Math.min(100 * attempt, 1000));
-    }
-  }
-}
-
 export async function collectViaQueue(opts: QueueCollectOptions): Promise<CollectSummary> {
   const log = opts.log ?? (() => undefined);
   if (!existsSync(opts.inputPath)) throw new UsageError(`Input file not found: ${opts.inputPath}. Give +input_jsonl_fpath=<path to a JSONL file of rows>.`);
   const queue = opts.queue ?? 'rollouts';
-  const budget = opts.redisBudgetMs ?? 120_000;
+  const url = opts.queueUrl;
+  // The one retry policy of the project, with this run's time budget for a Redis that went away.
+  const policy = retryPolicy({ maxElapsedMs: opts.redisBudgetMs ?? REDIS_RETRY.maxElapsedMs }, REDIS_RETRY);
+  const signal = opts.signal;
   const numRepeats = opts.numRepeats && opts.numRepeats > 0 ? opts.numRepeats : 1;
   const limit = opts.limit && opts.limit > 0 ? opts.limit : null;
   const paths = collectionPaths(opts.outputPath);
-  // The same file checks as a local collection (input and output never one file, …).
+  // The same file checks as a local collection (input and output never one file, …), and the URL.
   checkCollectPaths(opts.inputPath, paths);
-  mkdirSync(dirname(opts.outputPath) || '.', { recursive: true });
+  parseQueueUrl(url);
   const metrics = new MetricsAccumulator(numRepeats > 1);
   /** Failures of this run by reason class, as a local collection counts them. */
   const tracker = new FailureTracker();
@@ -104,21 +130,36 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     .update(JSON.stringify([fingerprint.input_sha256, limit, numRepeats, opts.agentName ?? null, opts.overrides ?? {}, opts.outputPath]))
     .digest('hex')
     .slice(0, 16);
-  // Connected, and the consumer group made, while the output is read for resume and the input
-  // counted: the first jobs go out without waiting for the connection handshakes after that.
-  const redis: Redis = await connect(opts.queueUrl, `ng-collector-${run}`);
-  const reader: Redis = await connect(opts.queueUrl, `ng-collector-${run}-read`);
-  // One try now; when it failed, it is tried again within the time budget before the first job is enqueued.
-  const grouped = ensureGroup(redis, queue).then(
-    () => true,
-    () => false,
-  );
+  // Before anything is created, deleted or enqueued, and side by side: Redis answers (within a few
+  // seconds) with the database of the URL, the pre-flight checks of a local collection pass, and
+  // the consumer group exists; the input is counted meanwhile.
+  const redis: Redis = await connect(url, `ng-collector-${run}`);
+  const reader: Redis = await connect(url, `ng-collector-${run}-read`);
+  const retrying = <T>(what: string, fn: () => Promise<T>) => withRedisRetries(what, fn, { url, redis, policy, signal });
   let resume: Awaited<ReturnType<typeof prepareResume>>;
   let total: number;
+  /** Ends the checks still running when one failed. */
+  const setup = new AbortController();
   try {
+    // The first problem found ends the wait (a misspelt agent is reported at once, not after Redis's budget).
+    const [, , lines] = await Promise.all([
+      opts.preflight && opts.client
+        ? agentRefNames(opts.inputPath, limit).then((agents) => {
+            if (opts.agentName) agents.add(opts.agentName);
+            return preflight(opts.client!, [...agents], { log, ...(typeof opts.preflight === 'object' ? opts.preflight : {}) });
+          })
+        : null,
+      checkRedis(redis, url, { signal: setup.signal }).then(() =>
+        withRedisRetries('creating the consumer group', () => ensureGroup(redis, queue), { url, redis, policy: REDIS_CONNECT_RETRY, signal: setup.signal }),
+      ),
+      countLines(opts.inputPath, limit),
+    ]);
+    total = shardSize(lines, opts.shard) * numRepeats;
+    if (signal?.aborted) throw new NgError('NG_ERR_USAGE', 'the collection was stopped before it started; nothing was enqueued or written.');
+    mkdirSync(dirname(opts.outputPath) || '.', { recursive: true });
     resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log);
-    total = shardSize(await countLines(opts.inputPath, limit), opts.shard) * numRepeats;
   } catch (err) {
+    setup.abort();
     redis.disconnect();
     reader.disconnect();
     throw err;
@@ -159,63 +200,142 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     return sink.failure({ _ng_task_index: t, _ng_rollout_index: r, line, agent, attempts: history.length, reason: attempt.reason, status: attempt.status, reason_class: cls, history });
   };
 
+  const liveKey = runKey(run, 'live');
+  const runKeys = [runKey(run, 'enqueued'), runKey(run, 'results'), runKey(run, 'pos'), liveKey];
+  let interrupted = false;
   try {
-    if (opts.restart) await withRedis('clearing the run', budget, () => redis.del(runKey(run, 'enqueued'), runKey(run, 'results'), runKey(run, 'pos')));
-    if (!(await grouped)) await withRedis('creating the consumer group', budget, () => ensureGroup(redis, queue));
+    if (opts.restart) await retrying('clearing the run', () => redis.del(...runKeys));
+    // The mark of this run in Redis: when it is gone, so is the rest of the run's data there (see recover).
+    await retrying('marking the run', () => redis.set(liveKey, String(Date.now())));
     // 1. Enqueue what is still to do (in batches; a key enqueued by an earlier collector is not added
     // again). A few batches are in flight at once, so the workers' supply does not wait for a round
     // trip (and a sync) per batch; each batch is one step on the server, and sending one again adds nothing.
-    let batch: QueueJob[] = [];
-    let added = 0;
-    const sending = new Set<Promise<void>>();
-    const flush = async () => {
-      const jobs = batch;
-      batch = [];
-      if (jobs.length === 0) return;
-      const p: Promise<void> = withRedis('enqueuing jobs', budget, () => enqueue(redis, queue, run, jobs)).then((n) => {
-        added += n;
-        sending.delete(p);
-      });
-      // Awaited below (a failure surfaces there), never left unhandled meanwhile.
-      p.catch(() => undefined);
-      sending.add(p);
-      if (sending.size >= ENQUEUE_WINDOW) await Promise.race(sending);
-    };
-    for await (const job of readJobs({
-      inputPath: opts.inputPath,
-      limit,
-      numRepeats,
-      agentName: opts.agentName,
-      overrides: opts.overrides,
-      isDone: (t, r) => resume.done.has(rolloutKey(t, r)),
-      onSkip: (n) => (skipped += n),
-      stopped: () => false,
-      shard: opts.shard,
-    })) {
-      const key = rolloutKey(job.taskIndex, job.rolloutIndex);
-      if (job.kind === 'bad') {
-        tracker.failure('bad_row', job.reason);
-        await failure(key, job.taskIndex, job.rolloutIndex, job.line, null, 'bad_row', { started_at: new Date().toISOString(), reason: job.reason, status: null, delivered: 'no', http_attempts: 0 });
-        continue;
+    /** Enqueues the jobs of the input that `isDone` does not skip; resolves with how many were new. */
+    const enqueueInput = async (isDone: (t: number, r: number) => boolean, first: boolean): Promise<number> => {
+      let batch: QueueJob[] = [];
+      let added = 0;
+      const sending = new Set<Promise<void>>();
+      const flush = async () => {
+        const jobs = batch;
+        batch = [];
+        if (jobs.length === 0) return;
+        const p: Promise<void> = retrying('enqueuing jobs', () => enqueue(redis, queue, run, jobs)).then((n) => {
+          added += n;
+          sending.delete(p);
+        });
+        // Awaited below (a failure surfaces there), never left unhandled meanwhile.
+        p.catch(() => undefined);
+        sending.add(p);
+        if (sending.size >= ENQUEUE_WINDOW) await Promise.race(sending);
+      };
+      for await (const job of readJobs({
+        inputPath: opts.inputPath,
+        limit,
+        numRepeats,
+        agentName: opts.agentName,
+        overrides: opts.overrides,
+        isDone,
+        onSkip: (n) => {
+          if (first) skipped += n;
+        },
+        stopped: () => signal?.aborted === true,
+        shard: opts.shard,
+      })) {
+        const key = rolloutKey(job.taskIndex, job.rolloutIndex);
+        if (job.kind === 'bad') {
+          tracker.failure('bad_row', job.reason);
+          await failure(key, job.taskIndex, job.rolloutIndex, job.line, null, 'bad_row', { started_at: new Date().toISOString(), reason: job.reason, status: null, delivered: 'no', http_attempts: 0 });
+          continue;
+        }
+        if (first) waiting.add(job.taskIndex, job.rolloutIndex);
+        batch.push({ key, run, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, line: job.line, agent: job.agent, body: job.body });
+        if (batch.length >= 500) await flush();
       }
-      waiting.add(job.taskIndex, job.rolloutIndex);
-      batch.push({ key, run, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, line: job.line, agent: job.agent, body: job.body });
-      if (batch.length >= 500) await flush();
-    }
-    await flush();
-    await Promise.all(sending);
-    log(`Queue ${queue}: ${added} job(s) enqueued for run ${run}${waiting.size > added ? `, ${waiting.size - added} already there from an earlier start` : ''}; waiting for workers (ng-collect-worker +queue_url=…).`);
+      await flush();
+      await Promise.all(sending);
+      return added;
+    };
+    const added = await enqueueInput((t, r) => resume.done.has(rolloutKey(t, r)), true);
+    if (!signal?.aborted) log(`Queue ${queue}: ${added} job(s) enqueued for run ${run}${waiting.size > added ? `, ${waiting.size - added} already there from an earlier start` : ''}; waiting for workers (ng-collect-worker +queue_url=…).`);
+
+    /**
+     * Redis lost the run (restarted without persistence, or its keys evicted): the jobs, the
+     * consumer group and the results not read yet are gone. The collector alone knows which
+     * (task, repeat) have a recorded result, so the others are enqueued again, as a new attempt
+     * (as a rerun would); a result that still comes for one of them (a worker finishing a rollout
+     * it had started) is kept once, the other dropped as a repeat.
+     */
+    let recoveries = 0;
+    const recover = async (what: string) => {
+      if (++recoveries > MAX_RECOVERIES) {
+        throw new QueueError(
+          `Redis at ${shownUrl(url)} lost this run's data ${MAX_RECOVERIES} times; stopping. Make it keep its data (appendonly yes, maxmemory-policy noeviction), then run the same command again to resume: ${sink.written} result(s) of this run are in ${paths.outputPath}.`,
+        );
+      }
+      log(`Redis at ${shownUrl(url)} ${what}: recreating the consumer group and enqueuing the ${waiting.size} rollout(s) without a recorded result again; a result that arrives twice is written once.`);
+      // What is left of the run's set of enqueued keys would keep them from being enqueued again.
+      await retrying('marking the run', () => redis.multi().del(runKey(run, 'enqueued')).set(liveKey, String(Date.now())).exec());
+      await retrying('creating the consumer group', () => ensureGroup(redis, queue));
+      const again = await enqueueInput((t, r) => !waiting.has(t, r), false);
+      log(`Queue ${queue}: ${again} job(s) enqueued again for run ${run}.`);
+    };
 
     // 2. The one writer: read finished records from the saved position until every key is in.
     const resultsKey = runKey(run, 'results');
-    let pos = (await withRedis('reading the writer position', budget, () => redis.get(runKey(run, 'pos')))) ?? '0-0';
+    let pos = (await retrying('reading the writer position', () => redis.get(runKey(run, 'pos')))) ?? '0-0';
     /** The position saved after the previous batch (its sync overlaps the next read). */
     let saving: Promise<unknown> = Promise.resolve();
     let unreadable = 0;
-    while (waiting.size > 0) {
-      const read = (await withRedis('reading results', budget, () => reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', resultsKey, pos))) as [string, [string, string[]][]][] | null;
+    let checked = Date.now();
+    let lastResult = Date.now();
+    let noticed = Date.now();
+    const stallMs = opts.stallNoticeMs ?? 30_000;
+    const workerWaitMs = opts.workerWaitMs ?? 600_000;
+    /** The queue was found empty while results are missing: if the next read brings none either, the jobs are gone. */
+    let queueEmpty = false;
+    while (waiting.size > 0 && !signal?.aborted) {
+      const now = Date.now();
+      if (now - checked >= LIVE_CHECK_MS) {
+        checked = now;
+        if ((await retrying('checking the run', () => redis.exists(liveKey))) === 0) await recover('no longer holds this run (restarted without its data, or its keys were evicted)');
+      }
+      if (now - lastResult >= stallMs && now - noticed >= stallMs) {
+        noticed = now;
+        // Never a silent wait: what the collector waits for, and where it is.
+        const [length, pending] = await Promise.all([
+          redis.xlen(jobsKey(queue)).catch(() => null),
+          (redis.xpending(jobsKey(queue), GROUP) as Promise<[number, string | null, string | null, [string, string][] | null]>).catch(() => null),
+        ]);
+        const consumers = pending?.[3]?.length ?? 0;
+        // A job leaves the queue only in the step that appends its result (queue.ts, complete): with
+        // no job left and no result to read, the rollouts still waited for were lost (evicted, deleted).
+        queueEmpty = length === 0;
+        const workerCmd = `ng-collect-worker +queue_url=${shownUrl(url)}${queue === 'rollouts' ? '' : ` +queue_name=${queue}`}`;
+        // No result for the whole wait and no job held by any worker: nobody serves this queue.
+        if (now - lastResult >= workerWaitMs && pending !== null && Number(pending[0]) === 0) {
+          throw new QueueError(
+            `no worker took a job of queue ${queue} and no result came for ${Math.round((now - lastResult) / 1000)} s; ${waiting.size} rollout(s) wait (${length ?? '?'} job(s) in the queue). Start workers (${workerCmd}), then run the same command again: the jobs stay enqueued and what is written stays.`,
+          );
+        }
+        log(
+          `No result for ${Math.round((now - lastResult) / 1000)} s; waiting for ${waiting.size} rollout(s): queue ${queue} holds ${length ?? '?'} job(s), ${pending ? pending[0] : '?'} taken by ${consumers} worker(s). Are workers running (${workerCmd})?`,
+        );
+      }
+      const read = (await retrying('reading results', () => reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', resultsKey, pos)).catch((err: unknown) => {
+        // Stopped while Redis was away: an interruption (what is written stays), not a failure.
+        if (signal?.aborted) return null;
+        throw err;
+      })) as [string, [string, string[]][]][] | null;
       const entries = read?.[0]?.[1] ?? [];
-      if (entries.length === 0) continue;
+      if (entries.length === 0) {
+        if (queueEmpty && !signal?.aborted) {
+          queueEmpty = false;
+          await recover(`holds no job of queue ${queue} while this run waits for ${waiting.size} result(s) (its jobs were evicted or deleted)`);
+        }
+        continue;
+      }
+      queueEmpty = false;
+      lastResult = Date.now();
       /** Failed keys of this batch: the next run may enqueue them again. */
       const failedKeys: string[] = [];
       const writes: Promise<void>[] = [];
@@ -270,7 +390,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       // The last batch moves no position (the run's keys are deleted next), unless it has failures to unmark.
       if (waiting.size === 0 && failedKeys.length === 0) break;
       const at = pos;
-      saving = withRedis('saving the writer position', budget, async () => {
+      saving = retrying('saving the writer position', async () => {
         const m = redis.multi().set(runKey(run, 'pos'), at).xtrim(resultsKey, 'MINID', at);
         // A failed (task, repeat) may be enqueued again by the next run.
         if (failedKeys.length) m.srem(runKey(run, 'enqueued'), ...failedKeys);
@@ -280,8 +400,10 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       saving.catch(() => undefined);
     }
     await saving;
-    if (duplicates) log(`Dropped ${duplicates} repeated record(s) (jobs redone after a lease ran out, or resent after a reconnect).`);
-    await withRedis('clearing the finished run', budget, () => redis.del(runKey(run, 'enqueued'), runKey(run, 'results'), runKey(run, 'pos')));
+    if (duplicates) log(`Dropped ${duplicates} repeated record(s) (jobs redone after a lease ran out, enqueued again after Redis lost them, or resent after a reconnect).`);
+    // Stopped: the run's jobs stay in the queue and what the workers finish waits for the rerun.
+    if (waiting.size > 0 && signal?.aborted) interrupted = true;
+    else await retrying('clearing the finished run', () => redis.del(...runKeys));
   } finally {
     if (timer) clearInterval(timer);
     await sink.close();
@@ -291,5 +413,9 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
 
   const summary = finishCollection(paths, sink, metrics, { skipped, total, started }, tracker.byLabel());
   opts.onProgress?.(progress());
+  if (interrupted) {
+    summary.interrupted = true;
+    summary.pending = waiting.size;
+  }
   return summary;
 }

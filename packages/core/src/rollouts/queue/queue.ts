@@ -15,12 +15,18 @@
  *   one writer: it reads this stream from its saved position (`ng:run:<run>:pos`), writes each
  *   (task, repeat) once and drops repeats (a job redone after a lease expired, a command resent
  *   after a reconnect).
+ * - `ng:run:<run>:live`: set by the collector when it starts; a Redis that comes back without its
+ *   data (or evicted the run) has lost it, and the collector then enqueues again every (task,
+ *   repeat) it has no result for (collect.ts, recover). Workers that meet `NOGROUP` make the
+ *   consumer group again.
  *
  * Why Streams and not BullMQ: the lease (pending list + idle time), the takeover (XAUTOCLAIM) and
  * the acknowledgement are what Redis itself offers, so no job-state machine in Lua is needed, and
  * the one-writer rule (which BullMQ does not give) is a plain stream read.
  */
 import type { Redis } from 'ioredis';
+import { backoffDelay, retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
+import { redactUrlCredentials } from '../../config/redact.js';
 import { QueueError } from '../../errors.js';
 
 export const GROUP = 'workers';
@@ -63,7 +69,7 @@ export type QueueRecord =
     };
 
 export const jobsKey = (queue: string) => `ng:q:${queue}:jobs`;
-export const runKey = (run: string, what: 'enqueued' | 'results' | 'pos') => `ng:run:${run}:${what}`;
+export const runKey = (run: string, what: 'enqueued' | 'results' | 'pos' | 'live') => `ng:run:${run}:${what}`;
 
 /**
  * Enqueues a batch of jobs in one step: ARGV holds key, job, key, job, …; a key already in the
@@ -79,26 +85,190 @@ for i = 1, #ARGV, 2 do
 end
 return added`;
 
+/** A queue URL as it may be shown in a message or a log: credentials masked by the project's one secret rule. */
+export const shownUrl = (url: string): string => redactUrlCredentials(url);
+
 /**
- * Connection settings: reconnect for ever (quickly), queue commands while reconnecting. The client
- * library is loaded on first use, so commands that never touch Redis do not pay for it.
+ * Checks a queue URL before anything connects: `redis://` or `rediss://`, a host, a port in range
+ * and a database number. Returns the database; a malformed URL is a QueueError naming it (masked).
+ */
+export function parseQueueUrl(url: string): { db: number } {
+  const bad = (why: string) =>
+    new QueueError(`queue_url ${JSON.stringify(shownUrl(url))} is not a Redis URL: ${why}. Expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379 or redis://10.0.0.1:6379/2.`);
+  if (!/^rediss?:\/\//i.test(url)) throw bad('it must start with redis:// (or rediss:// for TLS)');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // The part after the credentials: `host:port`, where a port that is no number is the usual slip.
+    const hostPort = (url.replace(/^rediss?:\/\//i, '').split('/')[0] ?? '').replace(/^.*@/, '');
+    const port = /^[^[\]:]*:(.*)$/.exec(hostPort)?.[1];
+    throw bad(port !== undefined && !/^\d{1,5}$/.test(port) ? `the port ${JSON.stringify(port)} is not a number` : 'it cannot be parsed as a URL');
+  }
+  if (!parsed.hostname) throw bad('it names no host');
+  const path = parsed.pathname.replace(/^\//, '');
+  if (path !== '' && !/^\d+$/.test(path)) throw bad(`the path ${JSON.stringify(path)} is not a database number`);
+  return { db: path === '' ? 0 : Number(path) };
+}
+
+/** The longest wait for one Redis command's answer (its BLOCK included). */
+export const COMMAND_TIMEOUT_MS = 10_000;
+
+/** Connection-level errors met by each client (ioredis reports them as events, the commands only as "closed"). */
+const lastConnectionError = new WeakMap<Redis, Error>();
+
+/**
+ * Connection settings: reconnect quickly, queue commands while reconnecting, and fail a command
+ * at the first failed reconnect or after COMMAND_TIMEOUT_MS, so that the callers' one retry policy
+ * (withRedisRetries) is the only layer that retries. The client library is loaded on first use, so
+ * commands that never touch Redis do not pay for it.
  */
 export async function connect(url: string, name: string): Promise<Redis> {
-  if (!/^rediss?:\/\//.test(url)) throw new QueueError(`queue_url must be a redis:// URL (e.g. redis://127.0.0.1:6379), got ${JSON.stringify(url)}`);
+  parseQueueUrl(url);
   const { Redis: RedisClient } = await import('ioredis');
   const redis = new RedisClient(url, {
     connectionName: name,
-    maxRetriesPerRequest: 10,
+    maxRetriesPerRequest: 0,
     retryStrategy: (times) => Math.min(50 * times, 1000),
     enableOfflineQueue: true,
     lazyConnect: false,
+    connectTimeout: 3000,
+    // A closed client's socket that never answered is destroyed soon (the default 2 s kept a failed command's process alive).
+    disconnectTimeout: 200,
+    // Longer than any BLOCK of this module (1 s): a Redis that hangs (stopped, swapping) fails the command.
+    commandTimeout: COMMAND_TIMEOUT_MS,
     // RESP2: stream replies arrive as the nested arrays this module reads, without the map
     // decoding and re-flattening of RESP3 (a few µs per job less on both ends).
     protocol: 2,
   });
   // Connection errors reach the commands that were waiting; the client reconnects by itself.
-  redis.on('error', () => undefined);
+  redis.on('error', (err: Error) => lastConnectionError.set(redis, err));
+  redis.on('ready', () => lastConnectionError.delete(redis));
   return redis;
+}
+
+/** Redis's error replies that say "try again" (loading its data, a busy script, a failover). */
+const TRANSIENT_REPLY_RE = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONLY)\b/;
+
+/** Whether Redis answered with an error reply (a refused command, not a lost connection). */
+export function isReplyError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError';
+}
+
+/** Whether `err` is Redis's answer that a stream or its consumer group does not exist. */
+export function isNoGroup(err: unknown): boolean {
+  return isReplyError(err) && (err as Error).message.startsWith('NOGROUP');
+}
+
+/** The reason of a failed command, with the connection's own error when the command only says it was cut. */
+export function redisReason(redis: Redis | undefined, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const conn = redis ? lastConnectionError.get(redis) : undefined;
+  // "Reached the max retries per request limit", "Connection is closed": the connection's error says why.
+  const reason = conn && !isReplyError(err) && !(err instanceof Error && err.message.startsWith('Command timed out')) ? conn.message : message;
+  return shownUrl(reason);
+}
+
+/** Redis commands while a run goes on: a restart or a failover of a minute or two is waited out. */
+export const REDIS_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 200, maxElapsedMs: 120_000, initialDelayMs: 100, maxDelayMs: 2_000 });
+
+/** The first contact: an unreachable Redis is reported within seconds. */
+export const REDIS_CONNECT_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 20, maxElapsedMs: 3_000, initialDelayMs: 100, maxDelayMs: 1_000 });
+
+/**
+ * The pause before attempt `attempt + 1` after `attempt` failures in `elapsedMs`, by the policy's
+ * backoff (client/retry.ts), or null when its attempt or time budget is spent.
+ */
+export function redisRetryDelay(policy: RetryPolicy, attempt: number, elapsedMs: number): number | null {
+  const delay = backoffDelay(policy, attempt);
+  return attempt >= policy.maxAttempts || elapsedMs + delay > policy.maxElapsedMs ? null : delay;
+}
+
+export interface RedisRetryOptions {
+  url: string;
+  /** The client `fn` uses (its connection error is named when a command fails). */
+  redis?: Redis;
+  policy?: RetryPolicy;
+  /** Stops the retries (the last error is thrown). */
+  signal?: AbortSignal;
+  /** What to tell the user to do when the budget is spent (default: check Redis, rerun to resume). */
+  hint?: string;
+}
+
+/**
+ * Runs `fn` until it succeeds, with the project's retry policy (client/retry.ts: exponential
+ * backoff with full jitter, an attempt and a time budget). A lost connection, a timeout or a
+ * "try again" reply is retried; any other error reply (a wrong password, out of memory) is not.
+ * Either way the error is a QueueError naming the (masked) URL and the reason.
+ */
+export async function withRedisRetries<T>(what: string, fn: () => Promise<T>, opts: RedisRetryOptions): Promise<T> {
+  const policy = opts.policy ?? REDIS_RETRY;
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const hint = opts.hint ?? 'Check that redis-server runs and answers there (redis-cli -u <url> ping), then run the same command again to resume.';
+      if (isReplyError(err) && !TRANSIENT_REPLY_RE.test((err as Error).message)) {
+        throw new QueueError(`Redis at ${shownUrl(opts.url)}: ${what} was refused (${shownUrl((err as Error).message).replace(/\.+$/, '')}). ${hint}`, { cause: err });
+      }
+      const elapsed = Date.now() - started;
+      const delay = redisRetryDelay(policy, attempt, elapsed);
+      if (delay === null || opts.signal?.aborted) {
+        throw new QueueError(
+          `Redis at ${shownUrl(opts.url)}: ${what} failed ${attempt} time(s) in ${(elapsed / 1000).toFixed(1)} s (${redisReason(opts.redis, err)}). ${hint}`,
+          { cause: err },
+        );
+      }
+      await sleep(delay, opts.signal);
+    }
+  }
+}
+
+/**
+ * The first contact with Redis, within REDIS_CONNECT_RETRY's budget (a few seconds): it answers
+ * PING, and the database of the URL exists (ioredis only reports a refused SELECT as an event and
+ * then works on database 0).
+ */
+export async function checkRedis(redis: Redis, url: string, options: { policy?: RetryPolicy; signal?: AbortSignal } = {}): Promise<void> {
+  const policy = options.policy ?? REDIS_CONNECT_RETRY;
+  const signal = options.signal;
+  const { db } = parseQueueUrl(url);
+  const hint = 'Start redis-server there or fix +queue_url; nothing was enqueued or written.';
+  let timer: NodeJS.Timeout | undefined;
+  // A hard stop too: a connection attempt to a silent host must not outlast the budget.
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new QueueError(`Redis at ${shownUrl(url)} did not answer within ${(policy.maxElapsedMs / 1000).toFixed(0)} s${lastConnectionError.get(redis) ? ` (${redisReason(redis, lastConnectionError.get(redis))})` : ''}. ${hint}`)),
+      policy.maxElapsedMs + 1000,
+    );
+    // Given up by the caller (another check failed first): no timer keeps the process alive.
+    signal?.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  });
+  try {
+    await Promise.race([
+      deadline,
+      withRedisRetries('connecting', () => redis.ping(), { url, redis, policy, hint, signal }).then(async () => {
+        if (db === 0) return;
+        try {
+          await redis.select(db);
+        } catch (err) {
+          if (!isReplyError(err)) throw err;
+          const count = await redis.config('GET', 'databases').then(
+            (r) => Number((r as string[])[1]),
+            () => NaN,
+          );
+          const range = Number.isInteger(count) && count > 0 ? `this server has databases 0 to ${count - 1}` : 'databases are numbered from 0 to the server\'s `databases` setting minus one (16 by default)';
+          throw new QueueError(`Redis at ${shownUrl(url)} refused database ${db} (${(err as Error).message}): ${range}. Fix the /${db} at the end of +queue_url; nothing was enqueued or written.`);
+        }
+      }),
+    ]);
+  } catch (err) {
+    if (err instanceof QueueError) throw err;
+    throw new QueueError(`Redis at ${shownUrl(url)} refused the connection: ${redisReason(redis, err).replace(/\.+$/, '')}. ${hint}`, { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Creates the consumer group when it does not exist yet. */

@@ -5,7 +5,7 @@
  * through a system service.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,8 +26,11 @@ export interface LocalRedis {
   pid: number | undefined;
   /** Stops it (SIGTERM, or SIGKILL: no shutdown save) and keeps its data folder. */
   kill(signal?: NodeJS.Signals): Promise<void>;
-  /** Starts it again on the same port with the same data folder. */
-  restart(): Promise<void>;
+  /**
+   * Starts it again on the same port with the same data folder; with `empty`, its data files are
+   * deleted first, as a Redis without persistence comes back (a fault to test recovery with).
+   */
+  restart(options?: { empty?: boolean }): Promise<void>;
   /** Stops it and removes its data folder. */
   stop(): Promise<void>;
 }
@@ -94,7 +97,10 @@ export async function startRedisServer(options: { port?: number; dir?: string; s
       return (proc as ChildProcess | null)?.pid;
     },
     kill,
-    restart: launch,
+    restart: async (restartOptions: { empty?: boolean } = {}) => {
+      if (restartOptions.empty) for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+      await launch();
+    },
     stop: async () => {
       await kill('SIGTERM');
       if (!options.dir) rmSync(dir, { recursive: true, force: true });

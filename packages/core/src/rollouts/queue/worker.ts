@@ -11,13 +11,31 @@
  */
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { BadResultError, ServerResponseError, describeError } from '../../errors.js';
+import { BadResultError, QueueError, ServerResponseError, describeError } from '../../errors.js';
 import { requestFailure, type ServerClient } from '../../client/client.js';
+import { retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
 import { delivery } from '../collect.js';
 import { classifyFailure } from '../failures.js';
 import { metricsDigest } from '../metrics.js';
 import { taggedLine } from '../sink.js';
-import { complete, connect, ensureGroup, GROUP, jobsKey, parseEntries, type Finished, type QueueJob, type QueueRecord } from './queue.js';
+import {
+  checkRedis,
+  complete,
+  connect,
+  ensureGroup,
+  GROUP,
+  isNoGroup,
+  jobsKey,
+  parseEntries,
+  REDIS_RETRY,
+  redisReason,
+  redisRetryDelay,
+  shownUrl,
+  withRedisRetries,
+  type Finished,
+  type QueueJob,
+  type QueueRecord,
+} from './queue.js';
 
 export interface WorkerOptions {
   client: ServerClient;
@@ -42,6 +60,8 @@ export interface WorkerOptions {
   log?: (msg: string) => void;
   /** Time budget to hand a finished job back while Redis is unreachable. */
   completeBudgetMs?: number;
+  /** Give up (an error naming the URL) when reading jobs keeps failing this long (default 120 s). */
+  redisBudgetMs?: number;
 }
 
 export interface WorkerSummary {
@@ -50,8 +70,6 @@ export interface WorkerSummary {
   /** Finished jobs that could not be handed back (they are redone after their lease). */
   lost: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Most finished jobs handed back in one transaction. */
 const HAND_BACK_BATCH = 512;
@@ -62,8 +80,20 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
   const prefetch = Math.max(0, opts.prefetch ?? opts.concurrency);
   const log = opts.log ?? (() => undefined);
   const name = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const cmd = await connect(opts.queueUrl, `ng-worker-${name}`);
-  const reader = await connect(opts.queueUrl, `ng-worker-${name}-read`);
+  const url = opts.queueUrl;
+  // The one retry policy of the project, with this worker's budgets.
+  const readPolicy: RetryPolicy = retryPolicy({ maxElapsedMs: opts.redisBudgetMs ?? REDIS_RETRY.maxElapsedMs }, REDIS_RETRY);
+  const handBackPolicy: RetryPolicy = retryPolicy({ maxElapsedMs: opts.completeBudgetMs ?? REDIS_RETRY.maxElapsedMs }, REDIS_RETRY);
+  const cmd = await connect(url, `ng-worker-${name}`);
+  const reader = await connect(url, `ng-worker-${name}-read`);
+  try {
+    // A Redis that is not there, or a database it does not have, is one clear error within seconds.
+    await checkRedis(cmd, url);
+  } catch (err) {
+    cmd.disconnect();
+    reader.disconnect();
+    throw err;
+  }
   const summary: WorkerSummary = { done: 0, failed: 0, lost: 0 };
   /** Jobs whose rollout runs here now (what `concurrency` bounds). */
   let running = 0;
@@ -84,19 +114,11 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
     await new Promise((r) => setImmediate(r));
     while (outbox.length > 0) {
       const batch = outbox.splice(0, HAND_BACK_BATCH);
-      const deadline = Date.now() + (opts.completeBudgetMs ?? 120_000);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await complete(cmd, queue, name, batch);
-          break;
-        } catch (err) {
-          if (Date.now() > deadline) {
-            summary.lost += batch.length;
-            log(`could not hand back ${batch.length} finished job(s) (${batch.map((d) => d.record.key).slice(0, 5).join(', ')}${batch.length > 5 ? ', …' : ''}): ${(err as Error).message}; they are redone after their lease`);
-            break;
-          }
-          await sleep(Math.min(100 * attempt, 1000));
-        }
+      try {
+        await withRedisRetries('handing back finished jobs', () => complete(cmd, queue, name, batch), { url, redis: cmd, policy: handBackPolicy });
+      } catch (err) {
+        summary.lost += batch.length;
+        log(`could not hand back ${batch.length} finished job(s) (${batch.map((d) => d.record.key).slice(0, 5).join(', ')}${batch.length > 5 ? ', …' : ''}): ${(err as Error).message}; they are redone after their lease`);
       }
       for (const d of batch) leased.delete(d.id);
     }
@@ -201,9 +223,12 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
     return prefetch === 0 ? 0 : prefetch + Math.min(2 * opts.concurrency, Math.ceil(rate * rtt * 2));
   };
   try {
-    await ensureGroup(cmd, queue);
-    log(`worker ${name} serving queue ${queue} at ${opts.queueUrl.replace(/\/\/[^@/]*@/, '//****@')} (${opts.concurrency} at once, ${prefetch} ahead${prefetch ? ' and more while Redis is slower than the rollouts' : ''}, lease ${leaseMs / 1000} s)`);
+    await withRedisRetries('creating the consumer group', () => ensureGroup(cmd, queue), { url, redis: cmd, policy: readPolicy, signal: opts.signal });
+    log(`worker ${name} serving queue ${queue} at ${shownUrl(url)} (${opts.concurrency} at once, ${prefetch} ahead${prefetch ? ' and more while Redis is slower than the rollouts' : ''}, lease ${leaseMs / 1000} s)`);
     let readNothing = true;
+    /** Reads that failed in a row, and since when (the retry budget of readPolicy). */
+    let failedReads = 0;
+    let failingSince = 0;
     while (!opts.signal?.aborted) {
       const room = opts.concurrency + readAhead() - running - ahead.length;
       if (room <= 0) {
@@ -230,9 +255,26 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
           got += fresh;
           readNothing = fresh === 0;
         }
+        failedReads = 0;
       } catch (err) {
-        log(`queue read failed (${(err as Error).message}); retrying`);
-        await sleep(200);
+        if (isNoGroup(err)) {
+          // Redis lost the queue (restarted without its data): the group is made again, and the
+          // collector, which alone knows what has no result yet, enqueues those jobs again.
+          log(`queue ${queue} or its consumer group is gone from Redis at ${shownUrl(url)} (restarted without its data?): recreating it; the collector enqueues the unfinished jobs again`);
+          await withRedisRetries('creating the consumer group', () => ensureGroup(cmd, queue), { url, redis: cmd, policy: readPolicy, signal: opts.signal });
+          continue;
+        }
+        if (failedReads++ === 0) failingSince = Date.now();
+        const elapsed = Date.now() - failingSince;
+        const delay = redisRetryDelay(readPolicy, failedReads, elapsed);
+        if (delay === null) {
+          throw new QueueError(
+            `Redis at ${shownUrl(url)}: reading jobs failed ${failedReads} time(s) in a row over ${(elapsed / 1000).toFixed(1)} s (${redisReason(reader, err)}); stopping. The jobs this worker held go to other workers after their lease; start the worker again once Redis answers.`,
+            { cause: err },
+          );
+        }
+        if (failedReads === 1) log(`queue read failed (${redisReason(reader, err)}); retrying for up to ${Math.round(readPolicy.maxElapsedMs / 1000)} s`);
+        await sleep(delay, opts.signal);
         continue;
       }
       if (got > 0 || leased.size > 0) idleSince = Date.now();
