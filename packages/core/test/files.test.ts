@@ -99,6 +99,18 @@ describe('the output lock', () => {
     acquireOutputLock(out, 'ng-test-b').release();
   });
 
+  it('folders made for the lock go with it when nothing else was written there', () => {
+    const dir = tmp();
+    const lock = acquireOutputLock(join(dir, 'a', 'b', 'o.jsonl'), 'ng-test');
+    expect(existsSync(join(dir, 'a', 'b'))).toBe(true);
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+    const kept = acquireOutputLock(join(dir, 'c', 'o.jsonl'), 'ng-test');
+    writeFileSync(join(dir, 'c', 'o.jsonl'), 'rows\n');
+    kept.release();
+    expect(readdirSync(join(dir, 'c'))).toEqual(['o.jsonl']);
+  });
+
   it("takes over a dead process's lock with a one-line notice", () => {
     const out = join(tmp(), 'o.jsonl');
     const pid = deadPid();

@@ -8,7 +8,7 @@
  * command that asks for it — Ctrl-C, SIGTERM and SIGHUP.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { OutputLockedError } from '../errors.js';
@@ -29,6 +29,19 @@ export interface LockHolder {
   start_ticks: string | null;
   /** Tells this holder from an earlier one of the same pid. */
   token: string;
+}
+
+/** Removes the folders `mkdirSync` made (from `made` down to `deepest`) that are empty, deepest first. */
+function removeEmptyFolders(made: string | undefined, deepest: string): void {
+  if (!made) return;
+  for (let dir = deepest; dir.length >= made.length; dir = dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return;
+    }
+    if (dir === made) return;
+  }
 }
 
 /** The lock file of an output (beside the file the path stands for, so every spelling shares it). */
@@ -106,6 +119,7 @@ export class OutputLock {
     readonly path: string,
     readonly holder: LockHolder,
     options: LockOptions,
+    private readonly unmake: () => void = () => undefined,
   ) {
     this.offExit = onProcessExit(() => this.removeIfOurs());
     this.offSignals = options.onStopSignal ? exitOnStopSignal(options.onStopSignal) : () => undefined;
@@ -114,6 +128,7 @@ export class OutputLock {
   private removeIfOurs(): void {
     const now = readHolder(this.path);
     if (now !== null && now !== 'gone' && now.token === this.holder.token) rmSync(this.path, { force: true });
+    this.unmake();
   }
 
   get released(): boolean {
@@ -146,59 +161,68 @@ export function acquireOutputLock(output: string, command: string, options: Lock
     start_ticks: processStartTicks(process.pid),
     token: randomBytes(8).toString('hex'),
   };
+  // Folders made for the lock are removed with it when nothing else was put in them (a run refused
+  // or failed before writing leaves no empty output folder behind).
+  let made: string | undefined;
   try {
-    mkdirSync(dirname(lockPath), { recursive: true });
+    made = mkdirSync(dirname(lockPath), { recursive: true });
   } catch (err) {
     throw fileError('create the folder of', output, err);
   }
-  for (let tries = 0; tries < 8; tries++) {
-    let fd: number;
-    try {
-      fd = openSync(lockPath, 'wx');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError('create the lock file', lockPath, err, 'The lock keeps two commands from writing one output at once.');
-      const holder = readHolder(lockPath);
-      if (holder === 'gone') continue;
-      const why = staleBecause(holder, lockPath);
-      if (why === null) throw lockedError(output, lockPath, holder);
-      // Moved aside under a name of our own, then checked: if another process took the lock over
-      // in the meantime, what was moved is its fresh lock, and it is put back.
-      const aside = `${lockPath}.stale-${process.pid}`;
+  const unmake = () => removeEmptyFolders(made, dirname(lockPath));
+  try {
+    for (let tries = 0; tries < 8; tries++) {
+      let fd: number;
       try {
-        renameSync(lockPath, aside);
-      } catch {
-        continue;
-      }
-      const moved = readHolder(aside);
-      const sameOne = holder === null ? moved === null : moved !== null && moved !== 'gone' && moved.token === holder.token;
-      if (!sameOne) {
+        fd = openSync(lockPath, 'wx');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError('create the lock file', lockPath, err, 'The lock keeps two commands from writing one output at once.');
+        const holder = readHolder(lockPath);
+        if (holder === 'gone') continue;
+        const why = staleBecause(holder, lockPath);
+        if (why === null) throw lockedError(output, lockPath, holder);
+        // Moved aside under a name of our own, then checked: if another process took the lock over
+        // in the meantime, what was moved is its fresh lock, and it is put back.
+        const aside = `${lockPath}.stale-${process.pid}`;
         try {
-          linkSync(aside, lockPath);
+          renameSync(lockPath, aside);
         } catch {
-          // Someone holds the lock again now; the loop below refuses or retries.
+          continue;
+        }
+        const moved = readHolder(aside);
+        const sameOne = holder === null ? moved === null : moved !== null && moved !== 'gone' && moved.token === holder.token;
+        if (!sameOne) {
+          try {
+            linkSync(aside, lockPath);
+          } catch {
+            // Someone holds the lock again now; the loop below refuses or retries.
+          }
+          rmSync(aside, { force: true });
+          continue;
         }
         rmSync(aside, { force: true });
+        log(`Taking over the lock ${lockPath}: ${why}.`);
         continue;
       }
-      rmSync(aside, { force: true });
-      log(`Taking over the lock ${lockPath}: ${why}.`);
-      continue;
-    }
-    try {
-      writeSync(fd, `${JSON.stringify(me)}\n`);
-      fsyncSync(fd);
-    } catch (err) {
+      try {
+        writeSync(fd, `${JSON.stringify(me)}\n`);
+        fsyncSync(fd);
+      } catch (err) {
+        closeSync(fd);
+        rmSync(lockPath, { force: true });
+        throw fileError('write the lock file', lockPath, err);
+      }
       closeSync(fd);
-      rmSync(lockPath, { force: true });
-      throw fileError('write the lock file', lockPath, err);
+      return new OutputLock(lockPath, me, options, unmake);
     }
-    closeSync(fd);
-    return new OutputLock(lockPath, me, options);
+    throw lockedError(output, lockPath, (() => {
+      const h = readHolder(lockPath);
+      return h === 'gone' ? null : h;
+    })());
+  } catch (err) {
+    unmake();
+    throw err;
   }
-  throw lockedError(output, lockPath, (() => {
-    const h = readHolder(lockPath);
-    return h === 'gone' ? null : h;
-  })());
 }
 
 /** Runs `fn` holding the lock of `output`; the lock is released however `fn` ends. */
