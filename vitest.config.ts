@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@nemo-gym\/core\/config$/, replacement: src('./packages/core/src/config/index.ts') },
       { find: /^@nemo-gym\/core\/data$/, replacement: src('./packages/core/src/data/index.ts') },
       { find: /^@nemo-gym\/core\/errors$/, replacement: src('./packages/core/src/errors.ts') },
+      { find: /^@nemo-gym\/core\/files$/, replacement: src('./packages/core/src/files/index.ts') },
       { find: /^@nemo-gym\/core\/internal$/, replacement: src('./packages/core/src/internal/index.ts') },
       { find: /^@nemo-gym\/core\/openai$/, replacement: src('./packages/core/src/openai/index.ts') },
       { find: /^@nemo-gym\/core\/py$/, replacement: src('./packages/core/src/py/index.ts') },

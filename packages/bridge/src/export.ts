@@ -7,7 +7,12 @@
  * one with the lowest "rejected" (on equal rewards, the lower `_ng_rollout_index` wins the
  * place). A task with a single rollout, or whose rollouts all have the same reward, gives no
  * pair; both are counted in the summary.
+ *
+ * The input is checked before the output is touched (it exists, it is a file, it is not the
+ * output: by real path, so `./a.jsonl` or a link to the input is refused too), and the output is
+ * written atomically: an error, Ctrl-C or `kill -9` leaves it as it was.
  */
+import { checkInputFile, checkOutputFile, commandLock } from '@nemo-gym/core/files';
 import { rolloutToChat, splitAtFirstAssistant, type ChatConversation } from './chat.js';
 import { JsonlSink } from './jsonl.js';
 import { ParquetSink, type ParquetColumns } from './parquet.js';
@@ -40,6 +45,8 @@ export interface ExportOptions {
   fileFormat?: FileFormat;
   /** Parquet row-group limits (tests use small ones). */
   parquetRowGroup?: { maxRows?: number; maxBytes?: number };
+  /** Take the output's lock as this command (e.g. `ng-export`): a second writer of the output is refused. */
+  lock?: string;
 }
 
 export interface ExportSummary {
@@ -67,6 +74,7 @@ export function fileFormatOf(output: string, given?: FileFormat): FileFormat {
 interface Sink {
   write(record: Json): Promise<void>;
   close(): Promise<void>;
+  abort(): void;
   rows: number;
 }
 
@@ -85,6 +93,7 @@ function openSink(opts: ExportOptions, fileFormat: FileFormat): Sink {
   return {
     write: (r) => sink.write(shape(r)),
     close: () => sink.close(),
+    abort: () => sink.abort(),
     get rows() {
       return sink.rows;
     },
@@ -104,6 +113,17 @@ function better(a: { reward: number; rolloutIndex: number | null }, b: { reward:
 }
 
 export async function exportRollouts(opts: ExportOptions): Promise<ExportSummary> {
+  checkInputFile({ path: opts.input, flag: '+input' });
+  checkOutputFile({ path: opts.output, flag: '+output' }, [{ path: opts.input, flag: '+input' }]);
+  const lock = commandLock(opts.output, opts.lock);
+  try {
+    return await exportChecked(opts);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
   const started = Date.now();
   const fileFormat = fileFormatOf(opts.output, opts.fileFormat);
   const skipped = new Tally();
@@ -200,9 +220,11 @@ export async function exportRollouts(opts: ExportOptions): Promise<ExportSummary
         await sink.write(dpoRecord(pair, opts.trainer));
       }
     }
-  } finally {
-    await sink.close();
+  } catch (err) {
+    sink.abort();
+    throw err;
   }
+  await sink.close();
   return {
     format: opts.format,
     trainer: opts.trainer ?? null,

@@ -17,12 +17,12 @@
  * rest becomes `response.output`. Other keys of an object line are kept as task fields (what a
  * verifier reads, e.g. `expected_answer`); a numeric `reward` is kept as the row's reward.
  */
-import { rm } from 'node:fs/promises';
 import type { ServerClient } from '@nemo-gym/core/client';
 import { readLines } from '@nemo-gym/core/data';
 import { BadRowError } from '@nemo-gym/core/errors';
+import { checkInputFile, checkOutputFile, commandLock } from '@nemo-gym/core/files';
 import { JsonlSink } from './jsonl.js';
-import { reverify, type ReverifySummary, type VerifyTarget } from './reverify.js';
+import { checkReverifyFiles, reverify, verifierFor, verifyClient, type ReverifySummary, type VerifyTarget } from './reverify.js';
 import { isObject, Tally, type Json } from './rows.js';
 
 export const IMPORT_FORMATS = ['openai_chat', 'langchain', 'nat'] as const;
@@ -237,6 +237,8 @@ export interface ImportOptions {
   rescore?: VerifyTarget;
   concurrency?: number;
   client?: ServerClient;
+  /** Take the output's lock as this command (e.g. `ng-import`): a second writer of the output is refused. */
+  lock?: string;
 }
 
 export interface ImportSummary {
@@ -250,10 +252,44 @@ export interface ImportSummary {
   rescored?: ReverifySummary;
 }
 
+/**
+ * Imports a file of trajectories. The input, the output and (when re-scoring) the /verify target
+ * are checked before anything is written. Without re-scoring the rows go straight to the output,
+ * atomically; with it they go to a temporary file beside the output
+ * (`<output>.unscored.<pid>@<host>.tmp`, removed at the end, or by the next run when this one was killed),
+ * which ng-reverify's writer turns into the output, atomically too.
+ */
 export async function importFile(opts: ImportOptions): Promise<ImportSummary> {
   const unusable = new Tally();
-  const target = opts.rescore ? `${opts.output}.unscored.tmp` : opts.output;
-  const sink = new JsonlSink(target);
+  checkInputFile({ path: opts.input, flag: '+input' });
+  if (opts.rescore) checkReverifyFiles({ input: opts.input, output: opts.output });
+  else checkOutputFile({ path: opts.output, flag: '+output' }, [{ path: opts.input, flag: '+input' }]);
+  const lock = commandLock(opts.output, opts.lock);
+  try {
+    return await importChecked(opts, unusable);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function importChecked(opts: ImportOptions, unusable: Tally): Promise<ImportSummary> {
+  let client: ServerClient | undefined;
+  if (opts.rescore) {
+    client = await verifyClient(opts.rescore, opts.client);
+    try {
+      await verifierFor(opts.rescore, client);
+    } catch (err) {
+      if (!opts.client) await client.close();
+      throw err;
+    }
+  }
+  let sink: JsonlSink;
+  try {
+    sink = new JsonlSink(opts.output, opts.rescore ? { tag: 'unscored' } : {});
+  } catch (err) {
+    if (client && !opts.client) await client.close();
+    throw err;
+  }
   let lines = 0;
   try {
     for await (const { lineNo, text: line } of readLines(opts.input)) {
@@ -273,15 +309,20 @@ export async function importFile(opts: ImportOptions): Promise<ImportSummary> {
         unusable.add(err.message, lineNo);
       }
     }
-  } finally {
-    await sink.close();
+    if (opts.rescore) await sink.end();
+    else await sink.close();
+  } catch (err) {
+    sink.abort();
+    if (client && !opts.client) await client.close();
+    throw err;
   }
   const summary: ImportSummary = { input: opts.input, output: opts.output, format: opts.format, lines, imported: sink.rows, unusable: unusable.toJSON() };
   if (opts.rescore) {
     try {
-      summary.rescored = await reverify({ input: target, output: opts.output, target: opts.rescore, concurrency: opts.concurrency, client: opts.client });
+      summary.rescored = await reverify({ input: sink.tmpPath, output: opts.output, target: opts.rescore, concurrency: opts.concurrency, client, inputFlag: 'the imported rows' });
     } finally {
-      await rm(target, { force: true });
+      sink.abort();
+      if (client && !opts.client) await client.close();
     }
   }
   return summary;

@@ -3,7 +3,10 @@
  * records are buffered into row groups of bounded size and each group is written as soon as it
  * is full, so memory follows the row group, not the file. Nested columns (lists of token ids,
  * lists of messages) are real Parquet LIST / struct columns, as pandas and datasets read them.
+ * The file is written beside the output under a temporary name and renamed into place by
+ * `close()` (core/files AtomicFile): an interrupted export never leaves a file without its footer.
  */
+import { AtomicFile, fileError } from '@nemo-gym/core/files';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { Json } from './rows.js';
 
@@ -94,6 +97,7 @@ export interface ParquetSinkOptions {
 }
 
 export class ParquetSink {
+  private readonly file: AtomicFile;
   private readonly writer: ParquetWriter;
   private buffer: Json[] = [];
   private bytes = 0;
@@ -108,11 +112,22 @@ export class ParquetSink {
   ) {
     this.maxRows = options.maxRows ?? 10_000;
     this.maxBytes = options.maxBytes ?? 2 * 1024 * 1024;
-    this.writer = new ParquetWriter({
-      writer: fileWriter(path),
-      schema: parquetSchema(columns) as never,
-      createdBy: 'nemo-gym-ts ng-export (hyparquet-writer)',
-    });
+    this.file = new AtomicFile(path);
+    try {
+      this.writer = new ParquetWriter({
+        writer: fileWriter(this.file.tmpPath),
+        schema: parquetSchema(columns) as never,
+        createdBy: 'nemo-gym-ts ng-export (hyparquet-writer)',
+      });
+    } catch (err) {
+      this.file.discard();
+      throw this.failed(err);
+    }
+  }
+
+  /** A write error of the temporary file, worded for the output it stands for. */
+  private failed(err: unknown): unknown {
+    return err instanceof Error && 'syscall' in err ? fileError('write', this.path, err, `${this.path} keeps what it held before.`) : err;
   }
 
   async write(record: Json): Promise<void> {
@@ -136,11 +151,27 @@ export class ParquetSink {
       data: rows.map((r) => r[name]),
       ...(t.kind === 'list' && (t.of.kind === 'int32' || t.of.kind === 'double') ? { encoding: 'PLAIN', statistics: false } : {}),
     }));
-    await this.writer.write({ columnData: columnData as never, rowGroupSize: rows.length });
+    try {
+      await this.writer.write({ columnData: columnData as never, rowGroupSize: rows.length });
+    } catch (err) {
+      throw this.failed(err);
+    }
   }
 
+  /** Writes the last row group and the footer, and puts the file in place. */
   async close(): Promise<void> {
-    await this.flush();
-    await this.writer.finish();
+    try {
+      await this.flush();
+      await this.writer.finish();
+      this.file.commit();
+    } catch (err) {
+      this.file.discard();
+      throw this.failed(err);
+    }
+  }
+
+  /** Drops what was written; the output keeps what it held before. */
+  abort(): void {
+    this.file.discard();
   }
 }

@@ -4,8 +4,15 @@
  * and `response`), and the answer becomes the new row. Nothing is sent to a model. Rows are sent
  * with bounded concurrency and written in input order; a row whose /verify fails is recorded as
  * a failure with its reason and is never written with a made-up reward.
+ *
+ * Before any output is touched, the input (and task) files are checked, the outputs must not be
+ * any of them, and the /verify target must be known (a misspelt +resources_server is refused).
+ * The output and `<stem>_failures.jsonl` are written atomically (core/files); a run without
+ * failures removes an earlier run's failures file, so what is beside the output is this run's.
  */
+import { rmSync } from 'node:fs';
 import { ServerClient } from '@nemo-gym/core/client';
+import { checkInputFile, checkOutputFile, commandLock, writeFileAtomic, type FileRef } from '@nemo-gym/core/files';
 import { BadRowError, UsageError, type NgError } from '@nemo-gym/core/errors';
 import { JsonlSink } from './jsonl.js';
 import { isObject, readRows, rewardOf, Tally, type Json } from './rows.js';
@@ -37,6 +44,12 @@ export interface ReverifyOptions {
   tolerance?: number;
   /** An existing client (tests, or a caller that already has one). */
   client?: ServerClient;
+  /** How the input is named in messages (default `+input`). */
+  inputFlag?: string;
+  /** Also write the summary as `<stem>_summary.json` (atomically, before the output is put in place). */
+  writeSummary?: boolean;
+  /** Take the output's lock as this command (e.g. `ng-reverify`): a second writer of the output is refused. */
+  lock?: string;
 }
 
 export interface ReverifySummary {
@@ -111,7 +124,10 @@ export interface VerifyFn {
   (body: Json): Promise<Json>;
 }
 
-/** A function that posts one /verify request and returns the answer (throws on failure). */
+/**
+ * A function that posts one /verify request and returns the answer (throws on failure). A server
+ * name the head server does not know is refused here, before anything is written.
+ */
 export async function verifierFor(target: VerifyTarget, client: ServerClient): Promise<VerifyFn> {
   if (target.url) {
     const url = `${target.url.replace(/\/+$/, '')}/verify`;
@@ -119,7 +135,31 @@ export async function verifierFor(target: VerifyTarget, client: ServerClient): P
   }
   if (!target.serverName) throw new UsageError('a /verify target needs a URL or a server instance name');
   const name = target.serverName;
+  client.baseUrl(name);
   return (body) => client.postJson<Json>(name, '/verify', body);
+}
+
+/** The client a /verify target is reached with: given, or made for its URL or from the head server. */
+export async function verifyClient(target: VerifyTarget, client?: ServerClient): Promise<ServerClient> {
+  return client ?? (target.url ? new ServerClient({}) : await ServerClient.fromHeadServer(target.head));
+}
+
+/** The files ng-reverify writes beside its output. */
+export function reverifyPaths(output: string): { failures: string; summary: string } {
+  const stem = output.replace(/\.jsonl$/, '');
+  return { failures: `${stem}_failures.jsonl`, summary: `${stem}_summary.json` };
+}
+
+/** Checks the files of a re-verification before anything is written (throws FileError). */
+export function checkReverifyFiles(opts: { input: string; output: string; tasks?: string }, inputFlag = '+input'): void {
+  const inputs: FileRef[] = [{ path: opts.input, flag: inputFlag }];
+  if (opts.tasks) inputs.push({ path: opts.tasks, flag: '+tasks' });
+  for (const f of inputs) checkInputFile(f);
+  const side = reverifyPaths(opts.output);
+  checkOutputFile({ path: opts.output, flag: '+output' }, inputs, [
+    { path: side.failures, what: 'failures file' },
+    { path: side.summary, what: 'summary file' },
+  ]);
 }
 
 function fmt(x: number): string {
@@ -127,14 +167,32 @@ function fmt(x: number): string {
 }
 
 export async function reverify(opts: ReverifyOptions): Promise<ReverifySummary> {
+  checkReverifyFiles(opts, opts.inputFlag);
+  const lock = commandLock(opts.output, opts.lock);
+  try {
+    return await reverifyChecked(opts);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function reverifyChecked(opts: ReverifyOptions): Promise<ReverifySummary> {
   const started = Date.now();
-  const client = opts.client ?? (opts.target.url ? new ServerClient({}) : await ServerClient.fromHeadServer(opts.target.head));
-  const verify = await verifierFor(opts.target, client);
-  const tasks = opts.tasks ? await loadTasks(opts.tasks) : undefined;
+  const client = await verifyClient(opts.target, opts.client);
+  let out: JsonlSink;
+  let verify: VerifyFn;
+  let tasks: TaskIndex | undefined;
+  try {
+    verify = await verifierFor(opts.target, client);
+    tasks = opts.tasks ? await loadTasks(opts.tasks) : undefined;
+    out = new JsonlSink(opts.output);
+  } catch (err) {
+    if (!opts.client) await client.close();
+    throw err;
+  }
   const tolerance = opts.tolerance ?? 1e-9;
   const concurrency = Math.max(1, opts.concurrency ?? 32);
-  const out = new JsonlSink(opts.output);
-  const failuresPath = opts.output.replace(/\.jsonl$/, '') + '_failures.jsonl';
+  const failuresPath = reverifyPaths(opts.output).failures;
   let failures: JsonlSink | undefined;
   const unreadable = new Tally();
   const s = { rows: 0, verified: 0, failed: 0, changed: 0, unchanged: 0, newlyScored: 0, sumBefore: 0, nBefore: 0, sumAfter: 0, nAfter: 0, sumDelta: 0, maxDelta: 0 };
@@ -200,27 +258,36 @@ export async function reverify(opts: ReverifyOptions): Promise<ReverifySummary> 
       if (window.length >= concurrency) await settle(window.shift()!);
     }
     while (window.length) await settle(window.shift()!);
-  } finally {
+    // The failures file and the summary first, the output last: an output in place means what is
+    // beside it is this run's.
+    if (failures) await failures.close();
+    else rmSync(failuresPath, { force: true });
+    const summary: ReverifySummary = {
+      input: opts.input,
+      output: opts.output,
+      rows: s.rows,
+      verified: s.verified,
+      failed: s.failed,
+      failuresPath: failures ? failuresPath : null,
+      changed: s.changed,
+      unchanged: s.unchanged,
+      newlyScored: s.newlyScored,
+      meanBefore: s.nBefore ? s.sumBefore / s.nBefore : null,
+      meanAfter: s.nAfter ? s.sumAfter / s.nAfter : null,
+      meanAbsDelta: s.nBefore ? s.sumDelta / s.nBefore : 0,
+      maxAbsDelta: s.maxDelta,
+      transitions,
+      unreadable: unreadable.toJSON(),
+      elapsedS: (Date.now() - started) / 1000,
+    };
+    if (opts.writeSummary) writeFileAtomic(reverifyPaths(opts.output).summary, `${JSON.stringify(summary, null, 2)}\n`);
     await out.close();
-    await failures?.close();
+    return summary;
+  } catch (err) {
+    out.abort();
+    failures?.abort();
+    throw err;
+  } finally {
     if (!opts.client) await client.close();
   }
-  return {
-    input: opts.input,
-    output: opts.output,
-    rows: s.rows,
-    verified: s.verified,
-    failed: s.failed,
-    failuresPath: failures ? failuresPath : null,
-    changed: s.changed,
-    unchanged: s.unchanged,
-    newlyScored: s.newlyScored,
-    meanBefore: s.nBefore ? s.sumBefore / s.nBefore : null,
-    meanAfter: s.nAfter ? s.sumAfter / s.nAfter : null,
-    meanAbsDelta: s.nBefore ? s.sumDelta / s.nBefore : 0,
-    maxAbsDelta: s.maxDelta,
-    transitions,
-    unreadable: unreadable.toJSON(),
-    elapsedS: (Date.now() - started) / 1000,
-  };
 }

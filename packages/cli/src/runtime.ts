@@ -4,11 +4,12 @@
  * argument. The settings are not interpreted here: they go, in order, to the config parser of
  * @nemo-gym/core (`parseOverride`, `parseGlobalConfig`), which merges them with the config files
  * and env.yaml; then every +key must be known (params.ts). Errors are reported as one message
- * without a stack trace.
+ * without a stack trace; so are file-system errors (EACCES, ENOSPC, …: the path, the cause, the fix).
  */
 import { Command, CommanderError } from 'commander';
 import { parseGlobalConfig, parseOverride, type ConfigDict, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { fileErrorLine, isFsError } from '@nemo-gym/core/files';
 import { checkParameters } from './params.js';
 
 export interface FlagSpec {
@@ -150,6 +151,11 @@ export async function runCli(spec: CommandSpec, argv: readonly string[] = proces
     if (err instanceof NgError) {
       process.stderr.write(`ng-${spec.name}: ${err.message}\n`);
       return err instanceof UsageError ? USAGE_EXIT_CODE : 1;
+    }
+    // A file error no command worded itself (a full disk, permissions): one line naming the path and the fix.
+    if (isFsError(err)) {
+      process.stderr.write(`ng-${spec.name}: ${fileErrorLine(err)}\n`);
+      return 1;
     }
     process.stderr.write(`ng-${spec.name}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;

@@ -2,10 +2,10 @@
  * ng-download-dataset and ng-upload-dataset against a stand-in of the Hugging Face Hub's HTTP API
  * on 127.0.0.1 (test/fixtures/hub-standin.ts), through the real client library.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { downloadDatasetCommand } from '../src/commands/download-dataset.js';
@@ -405,7 +405,7 @@ describe('ng-download-dataset: an entry without artifact_fpath is read by split'
     expect(r.stdout).toContain('to ' + target + ': 12 row(s)');
     expect(r.stdout).toContain('12 valid row(s), 0 invalid');
     expect(hub.requests.filter((q) => q.url.startsWith('/api/datasets/acme/mcqa/tree/main')).length).toBeGreaterThan(1);
-    expect(existsSync(`${target}.tmp`)).toBe(false);
+    expect(readdirSync(dirname(target)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     expect(existsSync(`${target}.shards`)).toBe(false);
     // The validation files were not fetched.
     expect(hub.requests.some((q) => q.url.includes('validation'))).toBe(false);
@@ -468,7 +468,7 @@ describe('ng-download-dataset: an entry without artifact_fpath is read by split'
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`acme/huge-ids/data/train-00001-of-00002.parquet row 2, column "id": the integer ${2n ** 60n} is beyond 2^53`);
     expect(existsSync(target)).toBe(false);
-    expect(existsSync(`${target}.tmp`)).toBe(false);
+    expect(readdirSync(dirname(target)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     expect(existsSync(`${target}.shards`)).toBe(false);
   });
 });

@@ -46,6 +46,9 @@ export const ERRORS = {
   NG_ERR_QUEUE: { message: '%s' },
   NG_ERR_COLLECT_FILE: { message: '%s' },
   NG_ERR_PREFLIGHT: { message: '%s' },
+  // Files every command reads and writes
+  NG_ERR_FILE: { message: '%s' },
+  NG_ERR_OUTPUT_LOCKED: { message: '%s' },
   // Worker pool
   NG_ERR_POOL_CLOSED: { message: 'the worker pool is closed' },
   NG_ERR_POOL_TASK: { message: '%s' },
@@ -222,6 +225,10 @@ export const BadResultError = createError('NG_ERR_BAD_RESULT', 'BadResultError')
 export const ResumeMismatchError = createError('NG_ERR_RESUME_MISMATCH', 'ResumeMismatchError');
 /** A collector input or output file that cannot be used (missing, the same as the output, not writable). */
 export const CollectFileError = createError('NG_ERR_COLLECT_FILE', 'CollectFileError');
+/** An input or output file a command cannot use (missing, the same file as an output, a folder, not writable, a full disk). */
+export const FileError = createError('NG_ERR_FILE', 'FileError');
+/** An output another live process is writing (its lock file names the process). */
+export const OutputLockedError = createError('NG_ERR_OUTPUT_LOCKED', 'OutputLockedError');
 /** A check before a collection sends its first rollout failed (an agent, a server or the model backend). */
 export const PreflightError = createError('NG_ERR_PREFLIGHT', 'PreflightError');
 /** A task given to a worker pool that is closed. */

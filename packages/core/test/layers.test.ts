@@ -11,6 +11,7 @@ import * as client from '@nemo-gym/core/client';
 import * as config from '@nemo-gym/core/config';
 import * as data from '@nemo-gym/core/data';
 import * as errors from '@nemo-gym/core/errors';
+import * as filesApi from '@nemo-gym/core/files';
 import * as openai from '@nemo-gym/core/openai';
 import * as py from '@nemo-gym/core/py';
 import * as rollouts from '@nemo-gym/core/rollouts';
@@ -30,6 +31,7 @@ const LAYERS: Record<string, number> = {
   'responses.ts': 1,
   'compiled-schema.ts': 1,
   workers: 1,
+  files: 1,
   config: 2,
   client: 3,
   openai: 4,
@@ -105,7 +107,7 @@ describe('core import layering', () => {
 });
 
 const REPO = resolve(SRC, '../../..');
-const PUBLIC_SUBPATHS = ['', '/server', '/client', '/openai', '/py', '/data', '/rollouts', '/config', '/workers', '/errors', '/testing'];
+const PUBLIC_SUBPATHS = ['', '/server', '/client', '/openai', '/py', '/data', '/rollouts', '/config', '/workers', '/errors', '/files', '/testing'];
 
 function tree(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -129,7 +131,7 @@ function filesOf(groups: string[]): [string, string][] {
 
 describe('the public API of @nemo-gym/core', () => {
   it('the root exports exactly the union of the subpaths, and nothing internal', () => {
-    const union = new Set([client, config, data, errors, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
+    const union = new Set([client, config, data, errors, filesApi, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
     expect(Object.keys(root).sort()).toEqual([...union].sort());
     expect(Object.keys(internal).filter((k) => k in root)).toEqual([]);
   });

@@ -10,12 +10,13 @@
  * SHA-256 before it is used.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { downloadChecked } from '@nemo-gym/core/data';
 import { ConfigError } from '@nemo-gym/core/errors';
+import { writeFileAtomic } from '@nemo-gym/core/files';
 import { Table } from './table.js';
 import type { Value } from './py.js';
 
@@ -237,11 +238,7 @@ async function download(base: string, target: string, options: LoadOptions): Pro
   }
   // write only once every file arrived intact
   for (const [path, buf] of fetched) {
-    const file = join(target, path);
-    mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, buf);
-    renameSync(tmp, file);
+    writeFileAtomic(join(target, path), buf);
   }
   log(`WorkBench data saved in ${target}`);
 }

@@ -9,12 +9,15 @@
  * of each reason at once, and an early stop after +max_consecutive_failures failures in a row.
  * Ctrl-C (or SIGTERM/SIGHUP) cancels what is in flight, says what was kept and how to resume,
  * and exits 128 + the signal number (130 for Ctrl-C).
+ * One collector per output (local or through a queue): `<output>.lock` names the process writing
+ * it; a second collector on the same output is refused, a lock left by a dead process is taken over.
  */
 import { constants } from 'node:os';
 import { ServerClient } from '@nemo-gym/core/client';
 import { isDict, type ConfigDict } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
-import { collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, parseShard, type CollectSummary } from '@nemo-gym/core/rollouts';
+import { acquireOutputLock } from '@nemo-gym/core/files';
+import { checkCollectPaths, collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, parseShard, type CollectSummary } from '@nemo-gym/core/rollouts';
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
 import { progressDisplay, progressLine } from '../progress.js';
 import { USAGE_EXIT_CODE, type CommandSpec } from '../runtime.js';
@@ -66,7 +69,7 @@ export const collectRolloutsCommand: CommandSpec = {
   flags: [
     { name: 'agent_name', type: 'str', description: 'agent instance for rows without their own agent_ref' },
     { name: 'input_jsonl_fpath', type: 'str', description: 'input rows (responses_create_params + task fields)', required: true },
-    { name: 'output_jsonl_fpath', type: 'str', description: 'where results are appended', required: true },
+    { name: 'output_jsonl_fpath', type: 'str', description: 'where results are appended (one collector at a time: <output>.lock names the one writing it)', required: true },
     { name: 'limit', type: 'int', description: 'only the first N rows' },
     { name: 'num_repeats', type: 'int', description: 'rollouts per row (pass@k / mean@k are reported when > 1)' },
     { name: 'num_samples_in_parallel', type: 'int', description: 'rollouts in flight at once (default 256)' },
@@ -83,108 +86,129 @@ export const collectRolloutsCommand: CommandSpec = {
     ...DISTRIBUTED_FLAGS,
   ],
   main: async (config) => {
-    if (config.queue_url !== undefined && config.queue_url !== null) return queueCollectMain(config);
-    const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
-    const concurrency = intFlag(config, 'num_samples_in_parallel') || 256;
-    const overrides = config.responses_create_params;
-    if (overrides !== undefined && overrides !== null && !isDict(overrides)) {
-      throw new UsageError(`+responses_create_params must be a mapping of fields, e.g. +responses_create_params.temperature=0.6.`);
-    }
-    const retryAttempts = intFlag(config, 'http_retry_max_attempts');
-    const limit = intFlag(config, 'limit');
-    const numRepeats = intFlag(config, 'num_repeats');
-    const maxAttempts = intFlag(config, 'max_attempts') ?? 3;
-    const maxInARow = intFlag(config, 'max_consecutive_failures') ?? DEFAULT_MAX_CONSECUTIVE_FAILURES;
-    const client = await ServerClient.fromHeadServer(head, {
-      connectionsPerHost: Math.min(concurrency, 4096),
-      retry: { maxElapsedMs: 30_000, ...(retryAttempts ? { maxAttempts: retryAttempts } : {}) },
-    });
-
-    // Stop requests: the first cancels the run (and the summary says what was kept); another quits at once.
-    const stopper = new AbortController();
-    let stopSignal: NodeJS.Signals | null = null;
-    let requests = 0;
-    const display = progressDisplay(process.stderr);
-    const offStop = onStopRequest('ng-collect-rollouts', (why) => {
-      stopSignal ??= (STOP_SIGNALS.find((s) => why.includes(s)) as NodeJS.Signals | undefined) ?? 'SIGINT';
-      display.note(`\n${why}: cancelling the rollouts in flight and saving what is done (press Ctrl-C again to quit at once)...`);
-      stopper.abort();
-    });
-    const again = (sig: NodeJS.Signals) => () => {
-      if (++requests > 1) process.exit(128 + (constants.signals[sig] ?? 2));
-    };
-    const forced = STOP_SIGNALS.map((s) => [s, again(s)] as const);
-    for (const [s, h] of forced) process.on(s, h);
-
+    // One writer per output, in both modes: the files are checked, then <output>.lock is taken.
+    const output = String(config.output_jsonl_fpath);
     try {
-      const summary = await collectRollouts({
-        client,
-        inputPath: String(config.input_jsonl_fpath),
-        outputPath: String(config.output_jsonl_fpath),
-        agentName: typeof config.agent_name === 'string' ? config.agent_name : undefined,
-        limit,
-        numRepeats,
-        concurrency,
-        overrides: (overrides as Record<string, unknown> | undefined) ?? {},
-        restart: config.restart === true,
-        shard: parseShard(config.shard),
-        maxAttempts,
-        maxConsecutiveFailures: maxInARow,
-        preflight: config.preflight !== false,
-        signal: stopper.signal,
-        log: (m) => display.note(m),
-        onReady: ({ alreadyDone }) => {
-          if (limit) process.stdout.write(`Limiting the number of rows to ${limit}!\n`);
-          if (overrides && Object.keys(overrides).length) process.stdout.write(`Overriding responses_create_params fields with ${JSON.stringify(overrides)}\n`);
-          process.stdout.write(`Querying with ${concurrency} concurrent requests${alreadyDone ? ` (${alreadyDone} rollout(s) already done are skipped)` : ''}\n`);
-        },
-        onFailure: (f) => {
-          if (f.first) display.note(`First failure (${f.label}) on task ${f.taskIndex}, rollout ${f.rolloutIndex}: ${f.reason.length > 600 ? `${f.reason.slice(0, 600)}…` : f.reason}`);
-        },
-        progressIntervalMs: process.stderr.isTTY ? 200 : 1000,
-        onProgress: (p) => display.update(p),
-      });
-      display.stop();
-      process.stdout.write(`\nMetrics (${summary.metricsPath}):\n${metricsTable(summary.metrics, summary)}\n\n`);
-      process.stdout.write(
-        `Wrote ${summary.written} rollout(s) in ${summary.elapsedS.toFixed(1)} s to ${summary.outputPath}` +
-          (summary.skipped ? ` (${summary.skipped} already there were skipped)` : '') +
-          `\nMetrics: ${summary.metricsPath}\n`,
-      );
-      if (summary.failed > 0) {
-        process.stderr.write(`${summary.failed} rollout(s) failed; reasons in ${summary.failuresPath}. Run the same command again to retry them.\n`);
-      }
-      const done = summary.written + summary.skipped;
-      if (summary.interrupted) {
-        process.stderr.write(
-          `Interrupted: ${done} of ${summary.total} rollout(s) are in ${summary.outputPath} (${summary.written} from this run)` +
-            `${summary.cancelled ? `; ${summary.cancelled} in flight were cancelled` : ''}. Run the same command again to resume; finished rollouts are not run again.\n`,
-        );
-        return 128 + (constants.signals[stopSignal ?? 'SIGINT'] ?? 2);
-      }
-      if (summary.abortedBecause) {
-        process.stderr.write(
-          `Stopped early: ${summary.abortedBecause}.\n${done} of ${summary.total} rollout(s) are in ${summary.outputPath}` +
-            `${summary.cancelled ? `; ${summary.cancelled} in flight were cancelled` : ''}. Fix the cause, then run the same command again to resume.\n`,
-        );
-      }
-      return summary.failed > 0 || summary.abortedBecause ? 1 : 0;
+      checkCollectPaths(String(config.input_jsonl_fpath), collectionPaths(output));
     } catch (err) {
-      display.stop();
-      if (stopper.signal.aborted) {
-        process.stderr.write('Interrupted before the first rollout was sent; nothing was written.\n');
-        return 128 + (constants.signals[stopSignal ?? 'SIGINT'] ?? 2);
-      }
-      // Pre-flight and file problems: the run never started (or stopped on a file error); one message, usage exit code.
-      if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
+      if (err instanceof NgError && err.code === 'NG_ERR_COLLECT_FILE') {
         process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
         return USAGE_EXIT_CODE;
       }
       throw err;
+    }
+    const lock = acquireOutputLock(output, 'ng-collect-rollouts');
+    try {
+      if (config.queue_url !== undefined && config.queue_url !== null) return await queueCollectMain(config);
+      return await localCollectMain(config);
     } finally {
-      offStop();
-      for (const [s, h] of forced) process.off(s, h);
-      await client.close();
+      lock.release();
     }
   },
 };
+
+async function localCollectMain(config: ConfigDict): Promise<number> {
+  const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
+  const concurrency = intFlag(config, 'num_samples_in_parallel') || 256;
+  const overrides = config.responses_create_params;
+  if (overrides !== undefined && overrides !== null && !isDict(overrides)) {
+    throw new UsageError(`+responses_create_params must be a mapping of fields, e.g. +responses_create_params.temperature=0.6.`);
+  }
+  const retryAttempts = intFlag(config, 'http_retry_max_attempts');
+  const limit = intFlag(config, 'limit');
+  const numRepeats = intFlag(config, 'num_repeats');
+  const maxAttempts = intFlag(config, 'max_attempts') ?? 3;
+  const maxInARow = intFlag(config, 'max_consecutive_failures') ?? DEFAULT_MAX_CONSECUTIVE_FAILURES;
+  const client = await ServerClient.fromHeadServer(head, {
+    connectionsPerHost: Math.min(concurrency, 4096),
+    retry: { maxElapsedMs: 30_000, ...(retryAttempts ? { maxAttempts: retryAttempts } : {}) },
+  });
+
+  // Stop requests: the first cancels the run (and the summary says what was kept); another quits at once.
+  const stopper = new AbortController();
+  let stopSignal: NodeJS.Signals | null = null;
+  let requests = 0;
+  const display = progressDisplay(process.stderr);
+  const offStop = onStopRequest('ng-collect-rollouts', (why) => {
+    stopSignal ??= (STOP_SIGNALS.find((s) => why.includes(s)) as NodeJS.Signals | undefined) ?? 'SIGINT';
+    display.note(`\n${why}: cancelling the rollouts in flight and saving what is done (press Ctrl-C again to quit at once)...`);
+    stopper.abort();
+  });
+  const again = (sig: NodeJS.Signals) => () => {
+    if (++requests > 1) process.exit(128 + (constants.signals[sig] ?? 2));
+  };
+  const forced = STOP_SIGNALS.map((s) => [s, again(s)] as const);
+  for (const [s, h] of forced) process.on(s, h);
+
+  try {
+    const summary = await collectRollouts({
+      client,
+      inputPath: String(config.input_jsonl_fpath),
+      outputPath: String(config.output_jsonl_fpath),
+      agentName: typeof config.agent_name === 'string' ? config.agent_name : undefined,
+      limit,
+      numRepeats,
+      concurrency,
+      overrides: (overrides as Record<string, unknown> | undefined) ?? {},
+      restart: config.restart === true,
+      shard: parseShard(config.shard),
+      maxAttempts,
+      maxConsecutiveFailures: maxInARow,
+      preflight: config.preflight !== false,
+      signal: stopper.signal,
+      log: (m) => display.note(m),
+      onReady: ({ alreadyDone }) => {
+        if (limit) process.stdout.write(`Limiting the number of rows to ${limit}!\n`);
+        if (overrides && Object.keys(overrides).length) process.stdout.write(`Overriding responses_create_params fields with ${JSON.stringify(overrides)}\n`);
+        process.stdout.write(`Querying with ${concurrency} concurrent requests${alreadyDone ? ` (${alreadyDone} rollout(s) already done are skipped)` : ''}\n`);
+      },
+      onFailure: (f) => {
+        if (f.first) display.note(`First failure (${f.label}) on task ${f.taskIndex}, rollout ${f.rolloutIndex}: ${f.reason.length > 600 ? `${f.reason.slice(0, 600)}…` : f.reason}`);
+      },
+      progressIntervalMs: process.stderr.isTTY ? 200 : 1000,
+      onProgress: (p) => display.update(p),
+    });
+    display.stop();
+    process.stdout.write(`\nMetrics (${summary.metricsPath}):\n${metricsTable(summary.metrics, summary)}\n\n`);
+    process.stdout.write(
+      `Wrote ${summary.written} rollout(s) in ${summary.elapsedS.toFixed(1)} s to ${summary.outputPath}` +
+        (summary.skipped ? ` (${summary.skipped} already there were skipped)` : '') +
+        `\nMetrics: ${summary.metricsPath}\n`,
+    );
+    if (summary.failed > 0) {
+      process.stderr.write(`${summary.failed} rollout(s) failed; reasons in ${summary.failuresPath}. Run the same command again to retry them.\n`);
+    }
+    const done = summary.written + summary.skipped;
+    if (summary.interrupted) {
+      process.stderr.write(
+        `Interrupted: ${done} of ${summary.total} rollout(s) are in ${summary.outputPath} (${summary.written} from this run)` +
+          `${summary.cancelled ? `; ${summary.cancelled} in flight were cancelled` : ''}. Run the same command again to resume; finished rollouts are not run again.\n`,
+      );
+      return 128 + (constants.signals[stopSignal ?? 'SIGINT'] ?? 2);
+    }
+    if (summary.abortedBecause) {
+      process.stderr.write(
+        `Stopped early: ${summary.abortedBecause}.\n${done} of ${summary.total} rollout(s) are in ${summary.outputPath}` +
+          `${summary.cancelled ? `; ${summary.cancelled} in flight were cancelled` : ''}. Fix the cause, then run the same command again to resume.\n`,
+      );
+    }
+    return summary.failed > 0 || summary.abortedBecause ? 1 : 0;
+  } catch (err) {
+    display.stop();
+    if (stopper.signal.aborted) {
+      process.stderr.write('Interrupted before the first rollout was sent; nothing was written.\n');
+      return 128 + (constants.signals[stopSignal ?? 'SIGINT'] ?? 2);
+    }
+    // Pre-flight and file problems: the run never started (or stopped on a file error); one message, usage exit code.
+    if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
+      process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
+      return USAGE_EXIT_CODE;
+    }
+    throw err;
+  } finally {
+    offStop();
+    for (const [s, h] of forced) process.off(s, h);
+    await client.close();
+  }
+}
+

@@ -35,10 +35,12 @@ export const exportCommand: CommandSpec = {
   summary: 'Turn a rollouts file into SFT, DPO or RL training data (JSONL or Parquet)',
   description:
     'Example: pnpm ng-export +input=results/quickstart/simple_weather_rollouts.jsonl +output=results/sft.jsonl +format=sft +min_reward=1\n' +
-    'The output is Parquet when its name ends in .parquet. docs/06-training-data.md describes every record and trainer mapping.',
+    'The output is Parquet when its name ends in .parquet. docs/06-training-data.md describes every record and trainer mapping.\n' +
+    'The output is written atomically (a temporary file beside it, renamed into place at the end): an interrupted export leaves it as it was. ' +
+    'An output that is the input is refused; so is a second export to an output another process is writing (<output>.lock names it).',
   flags: [
     { name: 'input', type: 'str', description: 'rollouts JSONL (as ng-collect-rollouts writes it)', required: true },
-    { name: 'output', type: 'str', description: 'file to write (.parquet for Parquet, otherwise JSONL)', required: true },
+    { name: 'output', type: 'str', description: 'file to write (.parquet for Parquet, otherwise JSONL); replaced atomically, never the input', required: true },
     { name: 'format', type: FORMATS.join(' | '), description: 'sft: chat messages; dpo: chosen/rejected pairs per task; rl: token ids, loss mask, log-probs', required: true },
     { name: 'trainer', type: TRAINERS.join(' | '), description: "rename and reshape records to the keys that trainer's data loader reads" },
     { name: 'min_reward', type: 'float', description: 'keep only rollouts with reward >= this (dpo: the chosen rollout)' },
@@ -58,6 +60,7 @@ export const exportCommand: CommandSpec = {
       trainer,
       minReward: numberFlag(config.min_reward, 'min_reward'),
       fileFormat,
+      lock: 'ng-export',
     });
     const unusable = Object.values(s.unusable).reduce((n, v) => n + v.count, 0);
     const lines = [

@@ -13,10 +13,12 @@ export const importCommand: CommandSpec = {
   summary: "Turn another framework's trajectories (OpenAI chat, LangChain, NeMo Agent Toolkit) into rollout rows",
   description:
     'Example: pnpm ng-import +input=chats.jsonl +output=results/imported.jsonl +format=openai_chat +resources_server=simple_weather\n' +
-    'docs/06-training-data.md describes each input format.',
+    'docs/06-training-data.md describes each input format.\n' +
+    'The input and the resources server are checked before the output is touched; the output is written atomically ' +
+    '(an interrupted import leaves it as it was) and is locked while it is written (<output>.lock).',
   flags: [
     { name: 'input', type: 'str', description: 'one trajectory per line', required: true },
-    { name: 'output', type: 'str', description: 'rollout rows (JSONL)', required: true },
+    { name: 'output', type: 'str', description: 'rollout rows (JSONL); replaced atomically, never the input', required: true },
     { name: 'format', type: IMPORT_FORMATS.join(' | '), description: 'what each input line is', required: true },
     { name: 'resources_server', type: 'str', description: 're-score through this resources server (instance name under ng-run)' },
     { name: 'resources_server_url', type: 'str', description: 'or through the server at this base URL' },
@@ -33,6 +35,7 @@ export const importCommand: CommandSpec = {
       format: format as ImportFormat,
       rescore: verifyTarget(config, 'import', false),
       concurrency: typeof config.num_samples_in_parallel === 'number' ? config.num_samples_in_parallel : undefined,
+      lock: 'ng-import',
     });
     const unusable = Object.values(s.unusable).reduce((n, v) => n + v.count, 0);
     const lines = [`Imported ${s.imported} of ${s.lines} ${format} trajectories into ${s.output}.`];

@@ -2,7 +2,7 @@
  * ng-reverify: re-score a rollouts file through a resources server's /verify (no model calls),
  * write the re-scored rows and a summary of what changed.
  */
-import { reverify, type ReverifySummary, type VerifyTarget } from '@nemo-gym/bridge';
+import { reverify, reverifyPaths, type ReverifySummary, type VerifyTarget } from '@nemo-gym/bridge';
 import { isDict, type ConfigDict } from '@nemo-gym/core/config';
 import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
@@ -56,7 +56,10 @@ export const reverifyCommand: CommandSpec = {
   summary: "Recompute every rollout's reward through a resources server's /verify and report what changed",
   description:
     'Example: pnpm ng-reverify +input=results/rollouts.jsonl +output=results/rollouts_reverified.jsonl +resources_server=simple_weather\n' +
-    'The summary (also written as <output>_summary.json) says how many rewards changed and by how much.',
+    'The summary (also written as <output>_summary.json) says how many rewards changed and by how much.\n' +
+    'The input, the task file and the resources server are checked before anything is written. The output, <output>_failures.jsonl ' +
+    '(only when rows failed; a run without failures removes an older one) and the summary are written atomically, and the output ' +
+    'is locked while it is written (<output>.lock).',
   flags: [
     { name: 'input', type: 'str', description: 'rollouts JSONL to re-score', required: true },
     { name: 'output', type: 'str', description: 'where the re-scored rows go (JSONL)', required: true },
@@ -76,10 +79,10 @@ export const reverifyCommand: CommandSpec = {
       tasks: typeof config.tasks === 'string' ? config.tasks : undefined,
       concurrency: intFlag(config.num_samples_in_parallel, 'num_samples_in_parallel'),
       tolerance: numberFlag(config.tolerance, 'tolerance'),
+      writeSummary: true,
+      lock: 'ng-reverify',
     });
-    const summaryPath = `${output.replace(/\.jsonl$/, '')}_summary.json`;
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(summaryPath, `${JSON.stringify(s, null, 2)}\n`);
+    const summaryPath = reverifyPaths(output).summary;
     process.stdout.write(`${reverifyLines(s).join('\n')}\nSummary: ${summaryPath}\n`);
     return s.failed || Object.keys(s.unreadable).length ? 1 : 0;
   },

@@ -6,9 +6,9 @@
  * `data/<split>-00000-of-00002.parquet` (what `push_to_hub` writes), `data/<split>.jsonl`,
  * `<split>.jsonl` / `<split>.json` / `<split>.parquet` at the top, or the files under a
  * `<split>/` folder. Each file is fetched with the same checked, resumable download as an
- * artifact (into `<jsonl_fpath>.shards/`), then the files are converted in name order into
- * `<jsonl_fpath>.tmp`, which is renamed over `jsonl_fpath` only when every row was written:
- * a failed conversion leaves no partial file behind.
+ * artifact (into `<jsonl_fpath>.shards/`), then the files are converted in name order into a
+ * temporary file beside `jsonl_fpath` (core/files writeStreamAtomic), renamed over it only when
+ * every row was written: a failed or killed conversion leaves no partial file behind.
  *
  * Parquet rows become one JSON object a line, keys in column order, with the values
  * `datasets`' `to_json` writes: integers as numbers (a 64-bit integer beyond 2^53 is refused,
@@ -17,7 +17,9 @@
  * line; a `.json` file holding one JSON array gives one line per element.
  */
 import { createReadStream, existsSync, mkdirSync, rmSync } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { writeStreamAtomic } from '@nemo-gym/core/files';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as zlib from 'node:zlib';
@@ -257,37 +259,33 @@ export async function downloadSplit(req: SplitRequest): Promise<SplitResult> {
   }
 
   // Every file is here (a download that broke keeps its bytes in .shards/ for the next run).
-  mkdirSync(dirname(req.target), { recursive: true });
-  const tmp = `${req.target}.tmp`;
-  const fh = await open(tmp, 'w');
   let rows = 0;
   try {
-    let pending: string[] = [];
-    let size = 0;
-    const flush = async () => {
-      if (pending.length === 0) return;
-      await fh.write(pending.join(''));
-      pending = [];
-      size = 0;
-    };
-    const write: Write = async (line) => {
-      pending.push(`${line}\n`);
-      size += line.length;
-      if (size > 1 << 20) await flush();
-    };
-    for (const [i, file] of local.entries()) {
-      const label = `${req.repoId}/${files[i]}`;
-      rows += files[i]!.endsWith('.parquet') ? await parquetToJsonl(file, label, write) : await jsonToJsonl(file, label, write);
-    }
-    await flush();
-    await fh.close();
+    await writeStreamAtomic(req.target, async (out) => {
+      let pending: string[] = [];
+      let size = 0;
+      const flush = async () => {
+        if (pending.length === 0) return;
+        const text = pending.join('');
+        pending = [];
+        size = 0;
+        if (!out.write(text)) await once(out, 'drain');
+      };
+      const write: Write = async (line) => {
+        pending.push(`${line}\n`);
+        size += line.length;
+        if (size > 1 << 20) await flush();
+      };
+      for (const [i, file] of local.entries()) {
+        const label = `${req.repoId}/${files[i]}`;
+        rows += files[i]!.endsWith('.parquet') ? await parquetToJsonl(file, label, write) : await jsonToJsonl(file, label, write);
+      }
+      await flush();
+    });
   } catch (err) {
-    await fh.close().catch(() => undefined);
-    await rm(tmp, { force: true });
     rmSync(shardDir, { recursive: true, force: true });
     throw err;
   }
-  await rename(tmp, req.target);
   if (existsSync(shardDir)) rmSync(shardDir, { recursive: true, force: true });
   return { files, rows, downloads };
 }

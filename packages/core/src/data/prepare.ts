@@ -7,7 +7,8 @@
  * line number and failing field (they are still left out of the metrics), and inputs that would
  * crash the reference implementation midway fail up front with an explanation.
  */
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileAtomic, writeStreamAtomic } from '../files/atomic.js';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { SERVER_TYPES, checkInstance, isAlmostServer, RESERVED_KEYS, type DatasetConfig as ConfigDatasetConfig } from '../config/instances.js';
@@ -227,7 +228,7 @@ export class DataPrepareEngine {
     if (diffs.length === 0) return undefined;
     this.log(`Differences found in aggregate metrics:\n${diffs.map((d) => `  ${d}`).join('\n')}`);
     const conflictPath = conflictPathFor(metricsPath);
-    writeFileSync(conflictPath, metricsJson(doc));
+    writeFileAtomic(conflictPath, metricsJson(doc));
     return conflictPath;
   }
 
@@ -379,7 +380,7 @@ export class DataPrepareEngine {
           conflicts.push(conflict);
           continue;
         }
-        writeFileSync(metricsPath, metricsJson(doc));
+        writeFileAtomic(metricsPath, metricsJson(doc));
         log(`Aggregate metrics for ${metricsPath}\n${metricsJson(doc)}`);
       }
     }
@@ -411,7 +412,7 @@ export class DataPrepareEngine {
         typeConflicts.push(conflict);
         continue;
       }
-      writeFileSync(metricsPath, metricsJson(doc));
+      writeFileAtomic(metricsPath, metricsJson(doc));
 
       const parts: string[] = [];
       for (const a of selected) {
@@ -442,12 +443,11 @@ export class DataPrepareEngine {
   private async writePrepared(agentName: string, d: DatasetSpec): Promise<string> {
     const src = this.abs(d.jsonl_fpath);
     const target = stemPath(src, '_prepare.jsonl');
-    const out = createWriteStream(target);
     const agentRef: PyDict = new Map<string, PyValue>([
       ['type', 'responses_api_agents'],
       ['name', agentName],
     ]);
-    try {
+    await writeStreamAtomic(target, async (out) => {
       for await (const { lineNo, text } of readLines(src)) {
         let row: PyValue;
         try {
@@ -468,26 +468,19 @@ export class DataPrepareEngine {
           if (!out.write(serialized)) await once(out, 'drain');
         }
       }
-    } finally {
-      out.end();
-      await once(out, 'close');
-    }
+    });
     return target;
   }
 }
 
 async function concatFiles(parts: string[], target: string): Promise<void> {
-  const out = createWriteStream(target);
-  try {
+  await writeStreamAtomic(target, async (out) => {
     for (const p of parts) {
       for await (const chunk of createReadStream(p)) {
         if (!out.write(chunk)) await once(out, 'drain');
       }
     }
-  } finally {
-    out.end();
-    await once(out, 'close');
-  }
+  });
 }
 
 export interface DatasetFileCheck {

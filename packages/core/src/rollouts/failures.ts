@@ -17,6 +17,7 @@ export type FailureClass =
   | 'http_4xx'
   | 'bad_result'
   | 'bad_row'
+  | 'torn_line'
   | 'other';
 
 /** How each class is shown in the progress display and the metrics. */
@@ -31,6 +32,7 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
   http_4xx: 'HTTP 4xx',
   bad_result: 'bad agent answer',
   bad_row: 'bad input row',
+  torn_line: 'torn output line',
   other: 'other',
 };
 

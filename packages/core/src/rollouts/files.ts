@@ -3,34 +3,14 @@
  * the output (and its `_failures`, `_metrics`, `_state` sidecars) must not be the input, and the
  * output's folder must be creatable and writable. Every problem is one line naming the path, what
  * is wrong and what to do; file errors met later (a full disk, a folder made read-only mid-run)
- * are worded by {@link fileProblem} the same way.
+ * are worded by `fileProblem` (core/files) the same way.
  */
 import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CollectFileError } from '../errors.js';
+import { fileProblem } from '../files/problems.js';
 
-/** What an errno means to someone who gave the path, and the usual fix. */
-const ERRNO_TEXT: Record<string, string> = {
-  EACCES: 'permission denied (check the owner and mode of the file and its folder)',
-  EPERM: 'the operation is not permitted (check the owner and mode of the file and its folder)',
-  EROFS: 'the file system is read-only (choose a path on a writable disk)',
-  ENOSPC: 'the disk is full (free some space, then run the same command again to resume)',
-  EDQUOT: 'the disk quota is exhausted (free some space, then run the same command again to resume)',
-  ENOTDIR: 'a part of the path is a regular file, not a folder (choose another path)',
-  EEXIST: 'a part of the path is a regular file, not a folder (choose another path)',
-  EISDIR: 'it is a folder, not a file (give a file path)',
-  ENOENT: 'it does not exist',
-  ENAMETOOLONG: 'the path is too long',
-  EMFILE: 'too many files are open in this process (raise `ulimit -n`)',
-  EIO: 'an I/O error from the disk',
-};
-
-/** One line for a failed file operation: `<action> <path>: <what the errno means>`. */
-export function fileProblem(action: string, path: string, err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  const meaning = (code && ERRNO_TEXT[code]) ?? (err instanceof Error ? err.message : String(err));
-  return `cannot ${action} ${path}: ${meaning}${code && ERRNO_TEXT[code] ? ` [${code}]` : ''}`;
-}
+export { fileProblem };
 
 function statOrNull(path: string): Stats | null {
   try {

@@ -3,19 +3,39 @@
  * (task, repeat) once in the merged output (the first file that has it wins; later copies are
  * counted and dropped), the failures of the shards for the (task, repeat) pairs no shard wrote,
  * and the metrics recomputed over the merged rows.
+ *
+ * Every input is checked (a file, readable, not the output) before anything is written. The output,
+ * its `_failures.jsonl` and `_metrics.json` are written atomically (core/files): an error or a kill
+ * leaves no merged output, so the same command can simply be run again. A line of a shard that is
+ * not a JSON object (a torn write) is reported with its file and line and its rollout recorded as
+ * failed (identified by the tags left in the text, when they survived the tear).
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { UsageError } from '../errors.js';
+import { AtomicFile, checkInputFile, checkOutputFile, commandLock, writeFileAtomic, type FileRef } from '../files/index.js';
 import { MetricsAccumulator } from './metrics.js';
 import { rolloutKey } from './resume.js';
-import { RolloutSink, sidecarPath, writeMetrics, type FailureRecord } from './sink.js';
+import { RolloutSink, sidecarPath, type FailureRecord } from './sink.js';
+
+/** A line of a shard output that is not a JSON object. */
+export interface TornLine {
+  path: string;
+  line: number;
+  /** Why it could not be read. */
+  reason: string;
+  /** The (task, repeat) the line held, when its tags survived the tear. */
+  taskIndex: number | null;
+  rolloutIndex: number | null;
+}
 
 export interface MergeSummary {
   written: number;
   duplicates: number;
-  /** Lines that were not tagged rows (no _ng_task_index / _ng_rollout_index), dropped. */
+  /** Lines that were JSON objects without _ng_task_index / _ng_rollout_index (not collector rows), dropped. */
   untagged: number;
+  /** Lines that were not JSON objects (torn writes); each is also a failure record. */
+  torn: TornLine[];
   failed: number;
   outputPath: string;
   failuresPath: string;
@@ -23,40 +43,102 @@ export interface MergeSummary {
   metrics: Record<string, unknown>;
 }
 
-async function* jsonLines(path: string): AsyncGenerator<[string, Record<string, unknown> | null]> {
+export interface MergeOptions {
+  /** Take the output's lock as this command (e.g. `ng-merge-rollouts`): a second writer of the output is refused. */
+  lock?: string;
+}
+
+interface Line {
+  lineNo: number;
+  text: string;
+  row: Record<string, unknown> | null;
+  /** Why the line is not a JSON object. */
+  problem?: string;
+}
+
+async function* jsonLines(path: string): AsyncGenerator<Line> {
   const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  for await (const line of rl) {
-    if (!line.trim()) continue;
+  let lineNo = 0;
+  for await (const text of rl) {
+    lineNo++;
+    if (!text.trim()) continue;
     let row: unknown;
     try {
-      row = JSON.parse(line);
-    } catch {
-      row = null;
+      row = JSON.parse(text);
+    } catch (err) {
+      yield { lineNo, text, row: null, problem: `not JSON (${(err as Error).message})` };
+      continue;
     }
-    yield [line, row !== null && typeof row === 'object' && !Array.isArray(row) ? (row as Record<string, unknown>) : null];
+    if (row !== null && typeof row === 'object' && !Array.isArray(row)) yield { lineNo, text, row: row as Record<string, unknown> };
+    else yield { lineNo, text, row: null, problem: `a JSON ${Array.isArray(row) ? 'array' : row === null ? 'null' : typeof row}, not an object` };
   }
 }
 
-export async function mergeRollouts(inputPaths: readonly string[], outputPath: string): Promise<MergeSummary> {
+/** The collector's tags in the text of a line that could not be parsed (they are written last, so a cut loses them first). */
+function tagsInText(text: string): { t: number; r: number } | null {
+  const t = /"_ng_task_index"\s*:\s*(\d+)\s*[,}]/.exec(text);
+  const r = /"_ng_rollout_index"\s*:\s*(\d+)\s*[,}]/.exec(text);
+  return t && r ? { t: Number(t[1]), r: Number(r[1]) } : null;
+}
+
+/** Checks the shard outputs and the merged output's paths; throws before anything is written. */
+function checkMergeFiles(inputPaths: readonly string[], outputPath: string): void {
   if (inputPaths.length === 0) throw new UsageError('ng-merge-rollouts needs the shard outputs: +input_jsonl_fpaths=[out_0.jsonl,out_1.jsonl,...].');
+  const inputs: FileRef[] = inputPaths.map((path, i) => ({ path, flag: `+input_jsonl_fpaths[${i}]` }));
   const missing = inputPaths.filter((p) => !existsSync(p));
   if (missing.length) throw new UsageError(`Shard output(s) not found: ${missing.join(', ')}. Check +input_jsonl_fpaths (one output file per shard).`);
-  if (inputPaths.includes(outputPath) || existsSync(outputPath)) {
-    throw new UsageError(`The merged output ${outputPath} ${inputPaths.includes(outputPath) ? 'is one of the inputs' : 'already exists'}; choose a new +output_jsonl_fpath (merging never overwrites).`);
+  for (const input of inputs) checkInputFile(input);
+  // A shard's failures file is read too: the merged files must not be any of those either.
+  const read = [...inputs, ...inputs.map((f) => ({ path: sidecarPath(f.path, 'failures.jsonl'), flag: `the failures file of ${f.flag}` }))];
+  checkOutputFile({ path: outputPath, flag: '+output_jsonl_fpath' }, read, [
+    { path: sidecarPath(outputPath, 'failures.jsonl'), what: 'failures file' },
+    { path: sidecarPath(outputPath, 'metrics.json'), what: 'metrics file' },
+  ]);
+  if (existsSync(outputPath)) {
+    throw new UsageError(`The merged output ${outputPath} already exists; choose a new +output_jsonl_fpath (merging never overwrites).`);
   }
+}
+
+export async function mergeRollouts(inputPaths: readonly string[], outputPath: string, options: MergeOptions = {}): Promise<MergeSummary> {
+  checkMergeFiles(inputPaths, outputPath);
+  const lock = commandLock(outputPath, options.lock);
+  try {
+    // Checked again under the lock: another merge may have finished meanwhile.
+    if (existsSync(outputPath)) checkMergeFiles(inputPaths, outputPath);
+    return await mergeChecked(inputPaths, outputPath);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function mergeChecked(inputPaths: readonly string[], outputPath: string): Promise<MergeSummary> {
   const failuresPath = sidecarPath(outputPath, 'failures.jsonl');
   const metricsPath = sidecarPath(outputPath, 'metrics.json');
-  const sink = new RolloutSink(outputPath, failuresPath);
+  const out = new AtomicFile(outputPath);
+  let failuresOut: AtomicFile;
+  try {
+    failuresOut = new AtomicFile(failuresPath);
+  } catch (err) {
+    out.discard();
+    throw err;
+  }
+  const sink = new RolloutSink(out.tmpPath, failuresOut.tmpPath);
   const metrics = new MetricsAccumulator(true);
   const seen = new Set<string>();
+  const torn: TornLine[] = [];
   let duplicates = 0;
   let untagged = 0;
   try {
     for (const path of inputPaths) {
-      for await (const [line, row] of jsonLines(path)) {
-        const t = row?._ng_task_index;
-        const r = row?._ng_rollout_index;
-        if (!row || typeof t !== 'number' || typeof r !== 'number') {
+      for await (const { lineNo, text, row, problem } of jsonLines(path)) {
+        if (!row) {
+          const tags = tagsInText(text);
+          torn.push({ path, line: lineNo, reason: problem!, taskIndex: tags?.t ?? null, rolloutIndex: tags?.r ?? null });
+          continue;
+        }
+        const t = row._ng_task_index;
+        const r = row._ng_rollout_index;
+        if (typeof t !== 'number' || typeof r !== 'number') {
           untagged++;
           continue;
         }
@@ -66,16 +148,25 @@ export async function mergeRollouts(inputPaths: readonly string[], outputPath: s
           continue;
         }
         seen.add(key);
-        await sink.result(`${line}\n`);
+        await sink.result(`${text}\n`);
         metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined);
       }
     }
     // Failures: a pair no shard wrote, once (the last attempt recorded wins over earlier ones).
     const failures = new Map<string, FailureRecord>();
+    const unidentified: Record<string, unknown>[] = [];
+    for (const tl of torn) {
+      const reason = `line ${tl.line} of ${tl.path} is torn (${tl.reason}); the rollout it held is lost and must be run again`;
+      const rec = { line: tl.line, agent: null, attempts: 1, reason, status: null, reason_class: 'torn_line', history: [], file: tl.path, file_line: tl.line };
+      if (tl.taskIndex === null || tl.rolloutIndex === null) unidentified.push({ _ng_task_index: null, _ng_rollout_index: null, ...rec });
+      else if (!seen.has(rolloutKey(tl.taskIndex, tl.rolloutIndex))) {
+        failures.set(rolloutKey(tl.taskIndex, tl.rolloutIndex), { _ng_task_index: tl.taskIndex, _ng_rollout_index: tl.rolloutIndex, ...rec } as FailureRecord);
+      }
+    }
     for (const path of inputPaths) {
       const fp = sidecarPath(path, 'failures.jsonl');
       if (!existsSync(fp)) continue;
-      for await (const [, rec] of jsonLines(fp)) {
+      for await (const { row: rec } of jsonLines(fp)) {
         const t = rec?._ng_task_index;
         const r = rec?._ng_rollout_index;
         if (!rec || typeof t !== 'number' || typeof r !== 'number') continue;
@@ -84,13 +175,26 @@ export async function mergeRollouts(inputPaths: readonly string[], outputPath: s
       }
     }
     for (const rec of failures.values()) await sink.failure(rec);
-  } finally {
+    for (const rec of unidentified) await sink.failure(rec as unknown as FailureRecord);
     await sink.close();
+    if (sink.error) throw sink.error;
+    // The sidecars first, the output last: a merged output in place means what is beside it is this merge's.
+    if (sink.failed) failuresOut.commit();
+    else {
+      failuresOut.discard();
+      rmSync(failuresPath, { force: true });
+    }
+    const summary = metrics.summary();
+    summary.failed = sink.failed;
+    writeFileAtomic(metricsPath, `${JSON.stringify(summary, null, 2)}\n`);
+    out.commit();
+    return { written: sink.written, duplicates, untagged, torn, failed: sink.failed, outputPath, failuresPath, metricsPath, metrics: summary };
+  } catch (err) {
+    await sink.close();
+    out.discard();
+    failuresOut.discard();
+    throw err;
   }
-  const summary = metrics.summary();
-  summary.failed = sink.failed;
-  writeMetrics(metricsPath, summary);
-  return { written: sink.written, duplicates, untagged, failed: sink.failed, outputPath, failuresPath, metricsPath, metrics: summary };
 }
 
 /** Parses `i/N` (0 ≤ i < N). */

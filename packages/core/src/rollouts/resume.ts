@@ -3,10 +3,11 @@
  * which (task, rollout) pairs are already written, and the attempt history of the rollouts
  * that failed in earlier runs (they run again as new attempts).
  */
-import { appendFileSync, closeSync, createReadStream, createWriteStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, createReadStream, createWriteStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CollectFileError, NgError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { fileProblem } from './files.js';
 import { hashFile } from './input.js';
 import type { MetricsAccumulator } from './metrics.js';
@@ -129,7 +130,8 @@ export async function prepareResume(
     log(`Resuming: ${state.done.size} rollout(s) already in ${paths.outputPath} are skipped.`);
   }
   if (sameRun && existsSync(paths.failuresPath)) await loadHistory(paths.failuresPath, state);
-  writeFileSync(paths.statePath, `${JSON.stringify(fingerprint, null, 2)}\n`);
+  // Atomically: a torn state file would make the next run refuse to resume.
+  writeFileAtomic(paths.statePath, `${JSON.stringify(fingerprint, null, 2)}\n`);
   rmSync(paths.failuresPath, { force: true });
   return state;
 }

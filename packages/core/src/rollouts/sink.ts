@@ -4,10 +4,11 @@
  * with its attempt history) and `<stem>_metrics.json`. A failure's reasons are written with URL
  * credentials masked by the one secret rule (secret-rule.ts), whoever built them.
  */
-import { createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { extname } from 'node:path';
 import { redactUrlCredentials } from '../config/redact.js';
 import { CollectFileError, type NgError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomic.js';
 import { fileProblem } from './files.js';
 
 export function sidecarPath(outputPath: string, suffix: string): string {
@@ -169,8 +170,8 @@ export class RolloutSink {
 
 export function writeMetrics(path: string, summary: Record<string, unknown>): void {
   try {
-    writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileAtomic(path, `${JSON.stringify(summary, null, 2)}\n`);
   } catch (err) {
-    throw new CollectFileError(`${fileProblem('write the metrics file', path, err)}.`);
+    throw new CollectFileError(`${fileProblem('write the metrics file', path, (err as Error).cause ?? err)}.`);
   }
 }
