@@ -242,7 +242,7 @@ describe.skipIf(redisBin.path === null)('queue collection under faults (real CLI
         const { code, ms } = await p.exit;
         expect(code, p.stderr).toBe(2);
         expect(ms).toBeLessThan(5_000);
-        expect(p.stderr).toBe(`${name}: +queue_url ${JSON.stringify(url.replace(':SECRET-canary@', ':****@'))} is not a Redis URL: ${why}. Expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379 or redis://10.0.0.1:6379/2.\n`);
+        expect(p.stderr).toBe(`${name}: +queue_url ${JSON.stringify(url.replace(':SECRET-canary@', ':****@'))} is not a Redis URL: ${why}. Expected redis://host[:port][/database] (with a password: user:password@ before the host), e.g. redis://127.0.0.1:6379 or redis://10.0.0.1:6379/2.\n`);
       }
     }
     expect(readdirSync(dir)).toEqual(['in.jsonl']);

@@ -94,7 +94,7 @@ export const shownUrl = (url: string): string => redactUrlCredentials(url);
  */
 export function parseQueueUrl(url: string): { db: number } {
   const bad = (why: string) =>
-    new QueueError(`queue_url ${JSON.stringify(shownUrl(url))} is not a Redis URL: ${why}. Expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379 or redis://10.0.0.1:6379/2.`);
+    new QueueError(`queue_url ${JSON.stringify(shownUrl(url))} is not a Redis URL: ${why}. Expected redis://host[:port][/database] (with a password: user:password@ before the host), e.g. redis://127.0.0.1:6379 or redis://10.0.0.1:6379/2.`);
   if (!/^rediss?:\/\//i.test(url)) throw bad('it must start with redis:// (or rediss:// for TLS)');
   let parsed: URL;
   try {
