@@ -4,9 +4,14 @@
  *
  * The table below is the one list of codes: each has a message template (`%s` placeholders,
  * filled in order from the constructor's arguments) and, where a server answers it with a fixed
- * HTTP status when a handler lets it escape, that status. docs/errors.md explains every code and
- * its fix; a test keeps the two in step. A new kind of error is one table row plus
- * `createError(code, name)`.
+ * HTTP status when a handler lets it escape, that status. A package or server owns the codes only it
+ * raises: it registers them with {@link registerErrorCodes} (template, status, meaning, fix) in its
+ * own `src/errors.ts`, so a new environment adds an error without editing core. docs/errors.md is
+ * generated from the registered codes (`node scripts/errors-doc.mjs`); a test checks it is current.
+ *
+ * A code crosses processes: an error answer is `{detail, code}`, and an error raised from another
+ * server's answer, a worker thread's failure or a queue worker's record keeps the code it carried,
+ * so callers (the collector above all) decide by code, never by reading the message.
  *
  * Every message passes through the project's one secret rule for URLs (secret-rule.ts) when the
  * error is made: a base URL with credentials (`http://user:KEY@host`, `?api_key=…`, `?sig=…`)
@@ -24,6 +29,30 @@ export interface ErrorDefinition {
   readonly status?: number;
 }
 
+/** A code of the one table: `NG_ERR_` followed by capitals, digits and underscores. */
+export type NgCode = `NG_ERR_${string}`;
+
+const CODE_SHAPE = /^NG_ERR_[A-Z0-9_]+$/;
+
+/** `value` when it is shaped like a code (a string `NG_ERR_…`), else undefined. */
+export function asNgCode(value: unknown): NgCode | undefined {
+  return typeof value === 'string' && CODE_SHAPE.test(value) ? (value as NgCode) : undefined;
+}
+
+/**
+ * The code an error answer carries (`{"detail": …, "code": "NG_ERR_…"}`), or undefined when the
+ * text is not such an answer.
+ */
+export function answerCode(text: string): NgCode | undefined {
+  if (!text.includes('"code"')) return undefined;
+  try {
+    const body: unknown = JSON.parse(text);
+    return body !== null && typeof body === 'object' ? asNgCode((body as { code?: unknown }).code) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export const ERRORS = {
   // Configuration and command line
   NG_ERR_CONFIG: { message: '%s' },
@@ -34,6 +63,9 @@ export const ERRORS = {
   NG_ERR_SERVER_RESPONSE: { message: '%s answered HTTP %s: %s' },
   NG_ERR_SERVER_UNREACHABLE: { message: 'could not reach %s: %s' },
   NG_ERR_TIMEOUT: { message: '%s' },
+  NG_ERR_MODEL_UNREACHABLE: { message: '%s' },
+  NG_ERR_MODEL_TIMEOUT: { message: '%s' },
+  NG_ERR_VERIFY_FAILED: { message: '%s' },
   NG_ERR_BAD_JSON: { message: '%s answered HTTP %s with a body that is not JSON: %s' },
   NG_ERR_UNKNOWN_SERVER: { message: '%s' },
   NG_ERR_HEAD_SERVER: { message: 'Could not connect to the head server at %s (%s). Start the servers first with `pnpm ng-run "+config_paths=[...]"`, or pass +head_server.port=<port> if it runs on another port.' },
@@ -53,6 +85,7 @@ export const ERRORS = {
   NG_ERR_POOL_CLOSED: { message: 'the worker pool is closed' },
   NG_ERR_POOL_TASK: { message: '%s' },
   NG_ERR_POOL_WORKER: { message: '%s' },
+  NG_ERR_POOL_WORKER_DIED: { message: '%s' },
   // Datasets and metrics
   NG_ERR_PY_JSON_DECODE: { message: '%s (char %s)' },
   NG_ERR_METRICS_KEY_COLLISION: { message: '%s' },
@@ -74,21 +107,6 @@ export const ERRORS = {
   // Commands and tools
   NG_ERR_TEST: { message: '%s' },
   NG_ERR_TEMPLATES_MISSING: { message: 'the resources server templates were not found next to %s (expected packages/cli/templates/resources_server)' },
-  NG_ERR_VIEWER: { message: '%s' },
-  NG_ERR_VIEWER_REQUEST: { message: '%s' },
-  // Servers
-  NG_ERR_OUTPUT_REGEX: { message: '%s' },
-  NG_ERR_SCHEMA_INVALID: { message: '%s' },
-  NG_ERR_TEMPLATE: { message: '%s' },
-  NG_ERR_PUNKT_DATA_NOT_FOUND: { message: '%s' },
-  NG_ERR_LANGDETECT: { message: '%s' },
-  NG_ERR_PYTHON_LIBM: { message: '%s' },
-  NG_ERR_SANDBOX: { message: '%s' },
-  NG_ERR_SANDBOX_BUSY: { message: '%s' },
-  NG_ERR_REPLAY_RECORDINGS: { message: '%s' },
-  NG_ERR_SWE_INSTANCE: { message: '%s' },
-  NG_ERR_SWE_ENVIRONMENT: { message: '%s' },
-  NG_ERR_MCP_SERVER: { message: '%s' },
   // Limits on requests
   NG_ERR_BODY_TOO_DEEP: { message: 'the request body nests arrays/objects more than %s levels deep; send a flatter body (e.g. encode deep data as a string)', status: 400 },
   NG_ERR_BODY_TOO_LARGE: { message: 'the request body is larger than the limit of %s bytes; send less data per request', status: 413 },
@@ -96,30 +114,90 @@ export const ERRORS = {
   NG_ERR_CLIENT_GONE: { message: 'the client closed the connection before the answer was ready; the work for it was cancelled', status: 499 },
   // A bug
   NG_ERR_INTERNAL: { message: 'internal error: %s' },
-} as const satisfies Record<`NG_ERR_${string}`, ErrorDefinition>;
+} as const satisfies Record<NgCode, ErrorDefinition>;
 
+/** A code of core's own table. */
 export type ErrorCode = keyof typeof ERRORS;
+
+/** What a package or server writes for each code it owns; docs/errors.md is made from it. */
+export interface ErrorDoc extends ErrorDefinition {
+  /** What went wrong (Markdown, one paragraph). */
+  readonly meaning: string;
+  /** How to fix it (Markdown, one paragraph). */
+  readonly fix: string;
+}
+
+/** One code of the table with its owner (`core` or the package name) and its docs section. */
+export interface RegisteredError extends ErrorDefinition {
+  readonly code: NgCode;
+  readonly owner: string;
+  /** The documentation of a code registered by its owner (core's codes are documented in errors-doc.ts). */
+  readonly doc?: ErrorDoc;
+}
+
+const TABLE = new Map<string, RegisteredError>();
+for (const [code, def] of Object.entries(ERRORS)) TABLE.set(code, { ...(def as ErrorDefinition), code: code as NgCode, owner: 'core' });
+
+/**
+ * Registers the codes a package or server owns into the one table, with their message template,
+ * the status a server answers when a handler lets one escape, and their documentation. Call it
+ * once, in the owner's `src/errors.ts`, before `createError` for those codes. A code another owner
+ * registered already is a definition error.
+ */
+export function registerErrorCodes<T extends Record<NgCode, ErrorDoc>>(owner: string, table: T): { readonly [K in keyof T]: K } {
+  const codes = {} as Record<string, string>;
+  for (const [code, doc] of Object.entries(table) as [NgCode, ErrorDoc][]) {
+    const seen = TABLE.get(code);
+    if (!CODE_SHAPE.test(code) || (seen && seen.owner !== owner)) {
+      throw new NgError('NG_ERR_SERVER_DEFINITION', seen ? `${owner} registers ${code}, which ${seen.owner} owns already; choose another code` : `${owner} registers ${code}, which is not NG_ERR_ followed by capitals, digits and underscores`);
+    }
+    TABLE.set(code, { message: doc.message, ...(doc.status === undefined ? {} : { status: doc.status }), code, owner, doc });
+    codes[code] = code;
+  }
+  return codes as { readonly [K in keyof T]: K };
+}
+
+/** Every registered code (core's and those of the packages and servers loaded so far), sorted. */
+export function registeredErrors(): RegisteredError[] {
+  return [...TABLE.values()].sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+}
+
+/** The table entry of a code, or undefined when no loaded owner registered it. */
+export function errorDefinition(code: string): RegisteredError | undefined {
+  return TABLE.get(code);
+}
 
 /** The base of every coded error. */
 export class NgError extends Error {
-  readonly code: ErrorCode;
-  /** The status a server answers with when a handler lets this error escape (from the table). */
+  /** The error's code; for an error raised from another hop's failure, the code that failure carried. */
+  readonly code: NgCode;
+  /** The status a server answers with when a handler lets this error escape (from the table entry of this class's own code). */
   readonly httpStatus: number | undefined;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(redactUrlCredentials(message), options);
-    this.code = code;
-    this.httpStatus = (ERRORS[code] as ErrorDefinition).status;
+  /**
+   * `options.code` is the code carried by the failure this error passes on (another server's
+   * answer, a worker thread's error): it becomes `code`, so the original failure stays known.
+   */
+  constructor(code: NgCode, message: string, options?: NgErrorOptions) {
+    super(redactUrlCredentials(message), options && 'cause' in options ? { cause: options.cause } : undefined);
+    this.code = options?.code ?? code;
+    this.httpStatus = TABLE.get(code)?.status;
     this.name = new.target.name;
   }
 }
 
+/** Options of a coded error: its cause, and the code of the failure it passes on. */
+export interface NgErrorOptions {
+  cause?: unknown;
+  code?: NgCode | undefined;
+}
+
 /** The message of `code` with its template filled from `args`. */
-export function errorMessage(code: ErrorCode, ...args: unknown[]): string {
-  return format(ERRORS[code].message, ...args);
+export function errorMessage(code: NgCode, ...args: unknown[]): string {
+  return format(TABLE.get(code)?.message ?? '%s', ...args);
 }
 
 /** A coded error class, made by {@link createError}. */
-export interface NgErrorClass<C extends ErrorCode> {
+export interface NgErrorClass<C extends NgCode> {
   new (...args: unknown[]): NgError & { readonly code: C };
   readonly code: C;
 }
@@ -127,23 +205,29 @@ export interface NgErrorClass<C extends ErrorCode> {
 /**
  * A tiny error class for one code of the table, in the style of `@fastify/error`:
  * `new PoolClosedError()`, `new BadResultError(agent, shown)`. The arguments fill the template;
- * a last argument `{ cause }` becomes the error's cause.
+ * a last argument `{ cause }` becomes the error's cause, `{ code }` the code of the failure it passes on.
+ * The code must be registered first (core's table, or the owner's {@link registerErrorCodes}).
  */
-export function createError<C extends ErrorCode>(code: C, name: string): NgErrorClass<C> {
+export function createError<C extends NgCode>(code: C, name: string): NgErrorClass<C> {
+  const def = TABLE.get(code);
+  if (!def) throw new NgError('NG_ERR_SERVER_DEFINITION', `${name} uses ${code}, which no owner registered: call registerErrorCodes first`);
+  const template = def.message;
   const cls = class extends NgError {
     static readonly code = code;
     constructor(...args: unknown[]) {
       const last = args[args.length - 1];
-      const options = isCauseOption(last) ? (args.pop() as { cause: unknown }) : undefined;
-      super(code, format(ERRORS[code].message, ...args), options);
+      const options = isErrorOptions(last) ? (args.pop() as NgErrorOptions) : undefined;
+      super(code, format(template, ...args), options);
     }
   };
   Object.defineProperty(cls, 'name', { value: name });
   return cls as unknown as NgErrorClass<C>;
 }
 
-function isCauseOption(v: unknown): v is { cause: unknown } {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'cause' in v;
+function isErrorOptions(v: unknown): v is NgErrorOptions {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  return keys.length > 0 && keys.every((k) => k === 'cause' || (k === 'code' && (asNgCode((v as NgErrorOptions).code) !== undefined || (v as NgErrorOptions).code === undefined)));
 }
 
 /** A problem in the merged configuration: a file, a key, an override or an interpolation. */
@@ -160,21 +244,27 @@ export class UsageError extends NgError {
   }
 }
 
-/** Deliberate HTTP error from a route handler: answered as {"detail": detail} with `status`. */
+/**
+ * Deliberate HTTP error from a route handler: answered as {"detail": detail} with `status`, plus
+ * `"code"` when it is given one (the code of the failure it reports, e.g. NG_ERR_MODEL_UNREACHABLE).
+ */
 export class HttpError extends NgError {
   readonly status: number;
   readonly detail: unknown;
   /** Headers sent with the answer (e.g. `retry-after` on a 429/503). */
   readonly headers: Record<string, string> | undefined;
-  constructor(status: number, detail: unknown, headers?: Record<string, string>) {
-    super('NG_ERR_HTTP', typeof detail === 'string' ? detail : JSON.stringify(detail));
+  constructor(status: number, detail: unknown, headers?: Record<string, string>, code?: NgCode) {
+    super('NG_ERR_HTTP', typeof detail === 'string' ? detail : JSON.stringify(detail), { code });
     this.status = status;
     this.detail = typeof detail === 'string' ? this.message : detail;
     this.headers = headers;
   }
 }
 
-/** Another server answered with an error status. */
+/**
+ * Another server answered with an error status. When its answer carries a code (`{detail, code}`),
+ * `code` is that code, so the failure behind the hop stays known; else NG_ERR_SERVER_RESPONSE.
+ */
 export class ServerResponseError extends NgError {
   readonly status: number;
   readonly body: string;
@@ -183,7 +273,7 @@ export class ServerResponseError extends NgError {
   readonly noResend: boolean;
   constructor(url: string, status: number, body: string, noResend = false) {
     const shown = body.length > 2000 ? `${body.slice(0, 2000)}… (${body.length} bytes)` : body;
-    super('NG_ERR_SERVER_RESPONSE', errorMessage('NG_ERR_SERVER_RESPONSE', url, status, shown));
+    super('NG_ERR_SERVER_RESPONSE', errorMessage('NG_ERR_SERVER_RESPONSE', url, status, shown), { code: answerCode(body) });
     this.status = status;
     this.body = redactUrlCredentials(body);
     this.url = redactUrlCredentials(url);
@@ -191,10 +281,13 @@ export class ServerResponseError extends NgError {
   }
 }
 
-/** A request to another server could not be completed (connection refused, reset, timed out). */
+/**
+ * A request to another server could not be completed (connection refused, reset, timed out); a
+ * connection that timed out has the code NG_ERR_TIMEOUT (`options.code`).
+ */
 export class ServerUnreachableError extends NgError {
   readonly url: string;
-  constructor(url: string, reason: string, options?: { cause?: unknown }) {
+  constructor(url: string, reason: string, options?: NgErrorOptions) {
     super('NG_ERR_SERVER_UNREACHABLE', errorMessage('NG_ERR_SERVER_UNREACHABLE', url, reason), options);
     this.url = redactUrlCredentials(url);
   }
@@ -233,12 +326,12 @@ export const OutputLockedError = createError('NG_ERR_OUTPUT_LOCKED', 'OutputLock
 export const PreflightError = createError('NG_ERR_PREFLIGHT', 'PreflightError');
 /** A task given to a worker pool that is closed. */
 export const PoolClosedError = createError('NG_ERR_POOL_CLOSED', 'PoolClosedError');
-/** An MCP server (of mcp_tools) that could not be started, or that did not complete the handshake. */
-export const McpServerError = createError('NG_ERR_MCP_SERVER', 'McpServerError');
 /** A worker-pool task that failed in its worker. */
 export const PoolTaskError = createError('NG_ERR_POOL_TASK', 'PoolTaskError');
-/** A worker that died or could not start. */
+/** A worker that could not start. */
 export const PoolWorkerError = createError('NG_ERR_POOL_WORKER', 'PoolWorkerError');
+/** A worker that died while it ran a task. */
+export const PoolWorkerDiedError = createError('NG_ERR_POOL_WORKER_DIED', 'PoolWorkerDiedError');
 /** A data file a server needs could not be downloaded or did not match its checksum. */
 export const DataDownloadError = createError('NG_ERR_DATA_DOWNLOAD', 'DataDownloadError');
 /** The Hugging Face Hub answered with an error other than an authorization refusal (a missing repo or file, a server error). */
@@ -263,9 +356,6 @@ export const QueueError = createError('NG_ERR_QUEUE', 'QueueError');
 export const TestRunError = createError('NG_ERR_TEST', 'TestRunError');
 /** The resources-server templates that ng-init-resources-server copies are missing. */
 export const TemplatesMissingError = createError('NG_ERR_TEMPLATES_MISSING', 'TemplatesMissingError');
-
-/** replay_model's recordings could not be read. */
-export const ReplayRecordingsError = createError('NG_ERR_REPLAY_RECORDINGS', 'ReplayRecordingsError');
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
 

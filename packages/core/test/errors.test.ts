@@ -7,13 +7,16 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BadResultError, createError, describeError, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, ServerResponseError, ServerUnreachableError } from '@nemo-gym/core/errors';
+import { BadResultError, createError, describeError, errorDefinition, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, registeredErrors, ServerResponseError, ServerUnreachableError } from '@nemo-gym/core/errors';
+import { errorOwnerModules, renderErrorsDoc } from '../src/errors-doc.js';
 import { ConversionError } from '@nemo-gym/core/openai';
 import { statusError, transportError } from '../src/openai/upstream.js';
 import { defineResourcesServer, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const codes = Object.keys(ERRORS).sort();
+// Every package's and server's own codes join the table when its src/errors.ts is loaded.
+for (const rel of errorOwnerModules(ROOT)) await import(join(ROOT, rel));
+const codes = registeredErrors().map((e) => e.code);
 
 function sources(dir: string, out: string[] = []): string[] {
   let names: string[];
@@ -83,13 +86,15 @@ describe('error table', () => {
     try {
       const post = (url: string) => app.inject({ method: 'POST', url, payload: {} });
       const conv = await post('/convert');
-      expect([conv.statusCode, conv.json()]).toEqual([400, { detail: 'tools[0] is not a function tool' }]);
+      expect([conv.statusCode, conv.json()]).toEqual([400, { detail: 'tools[0] is not a function tool', code: 'NG_ERR_CONVERSION' }]);
       expect(ERRORS.NG_ERR_CONVERSION.status).toBe(400);
-      expect((await post('/teapot')).statusCode).toBe(418);
+      const teapot = await post('/teapot');
+      expect([teapot.statusCode, teapot.json()]).toEqual([418, { detail: 'short' }]);
       const stderr = process.stderr.write;
       process.stderr.write = () => true;
       try {
-        expect((await post('/closed')).statusCode).toBe(500);
+        const closed = await post('/closed');
+        expect([closed.statusCode, closed.json()]).toEqual([500, { detail: 'PoolClosedError: the worker pool is closed', code: 'NG_ERR_POOL_CLOSED' }]);
       } finally {
         process.stderr.write = stderr;
       }
@@ -100,6 +105,8 @@ describe('error table', () => {
 
   it('docs/errors.md documents every code of the table and no other', () => {
     const page = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
+    // The page is generated: `pnpm build && node scripts/errors-doc.mjs` after changing the table.
+    expect(page).toBe(renderErrorsDoc());
     const documented = [...page.matchAll(/^### (NG_ERR_[A-Z0-9_]+)\s*$/gm)].map((m) => m[1]!);
     expect(new Set(documented).size).toBe(documented.length);
     expect([...documented].sort()).toEqual(codes);
@@ -114,7 +121,7 @@ describe('error table', () => {
     const unknown: string[] = [];
     for (const f of files) {
       for (const m of readFileSync(f, 'utf8').matchAll(/NG_ERR_[A-Z0-9_]*/g)) {
-        if (!(m[0] in ERRORS) && m[0] !== 'NG_ERR_') unknown.push(`${relative(ROOT, f)}: ${m[0]}`);
+        if (!errorDefinition(m[0]) && m[0] !== 'NG_ERR_') unknown.push(`${relative(ROOT, f)}: ${m[0]}`);
       }
     }
     expect(unknown).toEqual([]);

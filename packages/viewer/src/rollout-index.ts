@@ -8,6 +8,7 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc } from '@nemo-gym/core/data';
 import { NgError } from '@nemo-gym/core/errors';
+import { VIEWER_ERRORS } from './errors.js';
 import { type PyDict } from '@nemo-gym/core/py';
 
 export interface RowSummary {
@@ -211,7 +212,7 @@ export class RolloutIndex {
 
   /** Raw text of row `i` read from disk. */
   async rowText(i: number): Promise<string> {
-    if (!this.fh) throw new NgError('NG_ERR_VIEWER', 'the rollout index is closed; open the file again');
+    if (!this.fh) throw new NgError(VIEWER_ERRORS.NG_ERR_VIEWER, 'the rollout index is closed; open the file again');
     const start = this.offsets[i]!;
     let end = this.offsets[i + 1]! - 1;
     if (i === this.rows.length - 1) {

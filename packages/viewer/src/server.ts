@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { basename, resolve } from 'node:path';
 import { NgError } from '@nemo-gym/core/errors';
+import { VIEWER_ERRORS } from './errors.js';
 import { APP_CSS, APP_JS, INDEX_HTML } from './page.js';
 import { sidecarPath } from '@nemo-gym/core/rollouts';
 import { createParamsNote, RolloutIndex, type RowSummary } from './rollout-index.js';
@@ -46,7 +47,7 @@ export interface ViewerHandle {
 
 export class ViewerError extends NgError {
   constructor(message: string) {
-    super('NG_ERR_VIEWER', message);
+    super(VIEWER_ERRORS.NG_ERR_VIEWER, message);
   }
 }
 
@@ -55,7 +56,7 @@ class BadRequest extends NgError {
     readonly status: number,
     message: string,
   ) {
-    super('NG_ERR_VIEWER_REQUEST', message);
+    super(VIEWER_ERRORS.NG_ERR_VIEWER_REQUEST, message);
   }
 }
 
@@ -389,7 +390,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       }
       throw new BadRequest(404, `no such page ${p}; the API is /api/summary, /api/rows, /api/rows/<index>, /api/tasks, /api/compare and /api/failures`);
     } catch (err) {
-      if (err instanceof BadRequest) return sendJson(res, err.status, { detail: err.message });
+      if (err instanceof BadRequest) return sendJson(res, err.status, { detail: err.message, code: err.code });
       log(`viewer: internal error: ${err instanceof Error ? err.message : String(err)}`);
       return sendJson(res, 500, { detail: 'internal error while reading the file' });
     }

@@ -4,6 +4,7 @@
  * Python would reject on every request (unknown field, lone brace, format spec) is a config error.
  */
 import { NgError } from '@nemo-gym/core/errors';
+import { EQUIVALENCE_LLM_JUDGE_ERRORS } from './errors.js';
 import { pyStrRepr } from '@nemo-gym/core/py';
 
 export type TemplatePart = { literal: string } | { field: string; conversion: 's' | 'r' | null };
@@ -11,7 +12,7 @@ export type TemplatePart = { literal: string } | { field: string; conversion: 's
 export class TemplateError extends NgError {
   override readonly name = 'TemplateError';
   constructor(message: string) {
-    super('NG_ERR_TEMPLATE', message);
+    super(EQUIVALENCE_LLM_JUDGE_ERRORS.NG_ERR_TEMPLATE, message);
   }
 }
 

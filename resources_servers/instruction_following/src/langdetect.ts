@@ -12,11 +12,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { NgError } from '@nemo-gym/core/errors';
+import { INSTRUCTION_FOLLOWING_ERRORS } from './errors.js';
 import { pyIsUpper } from '@nemo-gym/core/py';
 
 export class LangDetectException extends NgError {
   constructor(message: string) {
-    super('NG_ERR_LANGDETECT', message);
+    super(INSTRUCTION_FOLLOWING_ERRORS.NG_ERR_LANGDETECT, message);
     this.name = 'LangDetectException';
   }
 }

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { NgError } from '@nemo-gym/core/errors';
+import { INSTRUCTION_FOLLOWING_ERRORS } from './errors.js';
 import { PY_WHITESPACE, pyIsLower, pyIsUpper, pyRstrip, pyStrip } from '@nemo-gym/core/py';
 
 export interface PunktParams {
@@ -41,7 +42,7 @@ export function nltkSearchPath(env: NodeJS.ProcessEnv = process.env): string[] {
 export class PunktDataNotFoundError extends NgError {
   constructor(readonly searched: string[]) {
     super(
-      'NG_ERR_PUNKT_DATA_NOT_FOUND',
+      INSTRUCTION_FOLLOWING_ERRORS.NG_ERR_PUNKT_DATA_NOT_FOUND,
       `NLTK Punkt parameters for English were not found. Looked for ${PUNKT_SUBDIR}/{${PUNKT_FILES.join(',')}} under:\n` +
         searched.map((d) => `  - ${d}`).join('\n') +
         `\nInstall NLTK's published 'punkt_tab' data package into one of these folders (for example unpack ` +

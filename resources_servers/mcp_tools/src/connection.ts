@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { redactSecrets, repoRoot } from '@nemo-gym/core/config';
-import { McpServerError } from '@nemo-gym/core/errors';
+import { McpServerError } from './errors.js';
 import type { McpServerConfig } from './config.js';
 import { BoundedStdioTransport, MESSAGE_TOO_LARGE } from './stdio.js';
 

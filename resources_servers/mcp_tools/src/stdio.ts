@@ -22,7 +22,7 @@ import { PassThrough } from 'node:stream';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { McpServerError } from '@nemo-gym/core/errors';
+import { McpServerError } from './errors.js';
 
 /** JSON-RPC error code this transport answers an over-size message with (implementation-defined range, clear of the SDK's own -32000, -32001, -32042). */
 export const MESSAGE_TOO_LARGE_CODE = -32010;

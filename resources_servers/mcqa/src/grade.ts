@@ -3,6 +3,7 @@
  * the reference commit: Python regexes, `str.strip/split/upper/lower`, `isalpha`, dict order.
  */
 import { NgError } from '@nemo-gym/core/errors';
+import { MCQA_ERRORS } from './errors.js';
 import { PyRegex, PyRegexError, PY_RE, pyIsAlpha, pyLen, pySplit, pyStrip } from '@nemo-gym/core/py';
 
 export const GRADING_MODES = ['strict_single_letter_boxed', 'lenient_boxed', 'lenient_answer_colon'] as const;
@@ -15,7 +16,7 @@ export type OptionEntry = Record<string, string>;
 export class OutputRegexError extends NgError {
   override readonly name = 'OutputRegexError';
   constructor(message: string) {
-    super('NG_ERR_OUTPUT_REGEX', message);
+    super(MCQA_ERRORS.NG_ERR_OUTPUT_REGEX, message);
   }
 }
 

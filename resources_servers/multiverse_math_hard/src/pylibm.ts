@@ -34,6 +34,7 @@ for line in sys.stdin:
     sys.stdout.flush()
 `;
 import { NgError } from '@nemo-gym/core/errors';
+import { MULTIVERSE_MATH_HARD_ERRORS } from './errors.js';
 
 /** Exact hex form of a double, as Python's float.hex() reads it. */
 export function toHex(x: number): string {
@@ -102,7 +103,7 @@ export class TableLibm implements Libm {
 export class PythonLibmError extends NgError {
   override readonly name = 'PythonLibmError';
   constructor(message: string) {
-    super('NG_ERR_PYTHON_LIBM', message);
+    super(MULTIVERSE_MATH_HARD_ERRORS.NG_ERR_PYTHON_LIBM, message);
   }
 }
 

@@ -1,4 +1,5 @@
 import { NgError } from '@nemo-gym/core/errors';
+import { STRUCTURED_OUTPUTS_ERRORS } from './errors.js';
 
 /**
  * What the Python validator would raise while checking a schema or validating an answer (an
@@ -8,6 +9,6 @@ import { NgError } from '@nemo-gym/core/errors';
 export class SchemaEvalError extends NgError {
   override readonly name = 'SchemaEvalError';
   constructor(message: string) {
-    super('NG_ERR_SCHEMA_INVALID', message);
+    super(STRUCTURED_OUTPUTS_ERRORS.NG_ERR_SCHEMA_INVALID, message);
   }
 }

@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { createError } from '@nemo-gym/core/errors';
+import { MINI_SWE_AGENT_ERRORS } from './errors.js';
 import type { Sandbox, SandboxSession } from '@nemo-gym/sandbox';
 
 export interface CommandResult {
@@ -25,7 +26,7 @@ export interface SweEnvironment {
 }
 
 /** The episode's shell did not start or stopped. */
-export const EnvironmentError = createError('NG_ERR_SWE_ENVIRONMENT', 'SweEnvironmentError');
+export const EnvironmentError = createError(MINI_SWE_AGENT_ERRORS.NG_ERR_SWE_ENVIRONMENT, 'SweEnvironmentError');
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The shell server script (python/ next to src/ and dist/). */

@@ -3,9 +3,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createError } from '@nemo-gym/core/errors';
+import { MINI_SWE_AGENT_ERRORS } from './errors.js';
 
 /** An instance has no image, or its image cannot be found or started (NG_ERR_SWE_ENVIRONMENT). */
-export const ImageError = createError('NG_ERR_SWE_ENVIRONMENT', 'SweImageError');
+export const ImageError = createError(MINI_SWE_AGENT_ERRORS.NG_ERR_SWE_ENVIRONMENT, 'SweImageError');
 
 /** Upstream's names, per `subset` of the row: SWE-Gym (`gym`) and SWE-bench Verified (`verified`). */
 export const DEFAULT_IMAGE_TEMPLATES: Record<string, string> = {

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { repoRoot } from '@nemo-gym/core/config';
 import { ClientGoneError, createError } from '@nemo-gym/core/errors';
+import { MINI_SWE_AGENT_ERRORS } from './errors.js';
 import type { Sandbox } from '@nemo-gym/sandbox';
 import { EnvironmentError, SandboxShell, type SweEnvironment } from './environment.js';
 import { runEpisode, type ChatMessage, type EpisodeOptions, type ExitStatus, type ModelCall, type TokenFields } from './episode.js';
@@ -51,7 +52,7 @@ export interface RunnerOptions {
 }
 
 /** A row that cannot be run (see NG_ERR_SWE_INSTANCE). */
-export const InstanceError = createError('NG_ERR_SWE_INSTANCE', 'SweInstanceError');
+export const InstanceError = createError(MINI_SWE_AGENT_ERRORS.NG_ERR_SWE_INSTANCE, 'SweInstanceError');
 
 /** The local source of an instance's repository (a git repository or bundle on this machine). */
 export function repoSource(template: string | null, instance: SweInstance): string {

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { ReplayRecordingsError } from '@nemo-gym/core/errors';
+import { ReplayRecordingsError } from './errors.js';
 
 type Item = Record<string, unknown>;
 

@@ -6,6 +6,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { redactUrlCredentials } from '../config/redact.js';
+import { errorBody } from '../http/error-body.js';
 import { RawJson } from '../http/raw-json.js';
 import { backendErrorAnswer } from './proxy.js';
 import { openAIStatusError, sendToBackend } from './upstream.js';
@@ -36,7 +37,7 @@ export async function listBackendModels(baseUrl: string, opts: ListModelsOptions
       JSON.parse(text);
       return new RawJson(text);
     } catch {
-      return new RawJson(JSON.stringify({ detail: `the model backend at ${redactUrlCredentials(url)} answered its model list with a body that is not JSON` }), 502);
+      return new RawJson(errorBody(`the model backend at ${redactUrlCredentials(url)} answered its model list with a body that is not JSON`, 'NG_ERR_BAD_JSON'), 502);
     }
   } catch (err) {
     return backendErrorAnswer(err, url, apiKey);

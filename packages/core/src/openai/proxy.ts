@@ -5,7 +5,8 @@
  */
 import type { z } from 'zod';
 import { compiled } from '../compiled-schema.js';
-import { HttpError } from '../errors.js';
+import { HttpError, NgError } from '../errors.js';
+import { errorBody } from '../http/error-body.js';
 import { RawJson } from '../http/raw-json.js';
 import { UpstreamError, fromOpenAIClientError, redactSecret } from './upstream.js';
 
@@ -26,11 +27,12 @@ export function backendErrorAnswer(err: unknown, url: string, apiKey: string): R
       error = upstreamBody;
     }
     const body: Record<string, unknown> = { detail: mapped.message };
+    if (mapped.code !== 'NG_ERR_HTTP') body.code = mapped.code;
     if (error !== null && error !== undefined) body.error = error;
     return new RawJson(JSON.stringify(body), mapped.status, mapped.headers);
   }
   const status = mapped instanceof HttpError ? mapped.status : 502;
-  return new RawJson(JSON.stringify({ detail: mapped.message }), status, mapped instanceof HttpError ? mapped.headers : undefined);
+  return new RawJson(errorBody(mapped.message, mapped instanceof NgError ? mapped.code : undefined), status, mapped instanceof HttpError ? mapped.headers : undefined);
 }
 
 /** Validates a backend answer; a shape we cannot use answers 502 with the first problems. */

@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import { redactUrlCredentials } from '../config/redact.js';
 import { HttpError, NgError, describeError } from '../errors.js';
+import { errorBody } from '../http/error-body.js';
 import { RawJson } from '../http/raw-json.js';
 import type { Logger } from './logger.js';
 
@@ -53,16 +54,17 @@ export function emptyBodyDetail(): ValidationDetail[] {
 /**
  * The answer for a failed request: HttpError keeps its status, a coded error whose table entry has
  * a status answers that status with its message, a client error raised by Fastify
- * keeps its 4xx (400 answers 422, as FastAPI does); anything else is a logged, short 500.
+ * keeps its 4xx (400 answers 422, as FastAPI does); anything else is a logged, short 500. Every
+ * answer of a coded error carries its code.
  * Texts built from a configured URL show its credentials masked (coded errors are masked when made).
  */
 export function errorAnswer(err: unknown, log: Logger, method: string, url: string): RawJson {
-  if (err instanceof HttpError) return new RawJson(JSON.stringify({ detail: err.detail }), err.status, err.headers);
-  if (err instanceof NgError && err.httpStatus !== undefined) return new RawJson(JSON.stringify({ detail: err.message }), err.httpStatus);
+  if (err instanceof HttpError) return new RawJson(errorBody(err.detail, err.code), err.status, err.headers);
+  if (err instanceof NgError && err.httpStatus !== undefined) return new RawJson(errorBody(err.message, err.code), err.httpStatus);
   const e = err as { statusCode?: unknown; message?: string };
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    return new RawJson(JSON.stringify({ detail: redactUrlCredentials(e.message ?? 'Bad request') }), e.statusCode === 400 ? 422 : e.statusCode);
+    return new RawJson(errorBody(redactUrlCredentials(e.message ?? 'Bad request')), e.statusCode === 400 ? 422 : e.statusCode);
   }
   log.error(`${method} ${url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-  return new RawJson(JSON.stringify(describeError(err)), 500);
+  return new RawJson(errorBody(describeError(err), err instanceof NgError ? err.code : undefined), 500);
 }

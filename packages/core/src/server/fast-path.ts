@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { errorMessage } from '../errors.js';
+import { errorBody } from '../http/error-body.js';
 import { parseJsonBody } from '../http/json-body.js';
 import type { RawJson } from '../http/raw-json.js';
 import { SseReply, writeSse } from '../http/sse.js';
@@ -33,7 +34,7 @@ function sendJson(res: ServerResponse, out: RawJson, setCookie: string[]): void 
 }
 
 function tooLarge(res: ServerResponse): void {
-  const text = JSON.stringify({ detail: errorMessage('NG_ERR_BODY_TOO_LARGE', BODY_LIMIT) });
+  const text = errorBody(errorMessage('NG_ERR_BODY_TOO_LARGE', BODY_LIMIT), 'NG_ERR_BODY_TOO_LARGE');
   res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
   res.end(text);
 }
