@@ -4,7 +4,7 @@
  * not judged. Validation runs in worker threads so large schemas never stall the server.
  */
 import { z } from 'zod';
-import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
+import { HttpError, PoolTaskError, TimeoutError } from '@nemo-gym/core/errors';
 import { outputText } from '@nemo-gym/core/openai';
 import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
@@ -59,9 +59,7 @@ export const server = defineResourcesServer({
         }
         // the worker died while validating (or the task threw): this answer could not be checked;
         // a pool that is closed or cannot start workers is the server's failure and stays an error
-        const code = (e as { code?: unknown }).code;
-        const died = code === 'NG_ERR_POOL_WORKER' && / died /.test((e as Error).message);
-        if (!died && code !== 'NG_ERR_POOL_TASK') throw e;
+        if (!(e instanceof PoolTaskError) && (e as { code?: unknown }).code !== 'NG_ERR_POOL_WORKER_DIED') throw e;
         result = { reward: 0.0, stage: 'internal_error', error: `validation failed: ${(e as Error).message}` };
       }
       if (result.stage === 'unsupported') {

@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
-import { HttpError } from '@nemo-gym/core/errors';
+import { answerCode, HttpError, NgError } from '@nemo-gym/core/errors';
 import { fullCreateParamsDump, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
 import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, startIfMain, type Logger } from '@nemo-gym/core/server';
-import type { ServerClient } from '@nemo-gym/core/client';
+import { relayedCode, type ServerClient } from '@nemo-gym/core/client';
 import { Sandbox, SlotPool, removeStaleContainers, sandboxConfigShape, sandboxOptionsFromConfig } from '@nemo-gym/sandbox';
 import { ApptainerEnvironment, checkApptainer, removeStaleInstances, type ApptainerSettings } from './src/apptainer.js';
 import { ContainerEnvironment, type ContainerEnvSettings } from './src/container.js';
@@ -143,7 +143,8 @@ function modelCaller(client: ServerClient, config: MiniSweAgentConfig, model: st
     const res = await client.post(name, '/v1/chat/completions', { model, messages, temperature, top_p: topP }, { cookies, signal });
     if (!res.ok) {
       const body = res.text.length > 2000 ? `${res.text.slice(0, 2000)}…` : res.text;
-      throw new InstanceError(`model server \`${name}\` /v1/chat/completions answered HTTP ${res.status}: ${body}`);
+      // The row keeps the code of what failed behind the model server (metadata.error_code).
+      throw new InstanceError(`model server \`${name}\` /v1/chat/completions answered HTTP ${res.status}: ${body}`, { code: relayedCode('model', answerCode(res.text), res.status) });
     }
     cookies = { ...cookies, ...res.cookies };
     const completion = res.json<Json>();
@@ -248,7 +249,8 @@ async function runRow(body: Json & { responses_create_params: Json }, config: Mi
     }
     // Upstream scores any harness failure 0.0 with empty messages; the reason stays in the row.
     log.warn(`mini_swe_agent: ${instanceId} failed: ${describe(err)}`);
-    metadata = { error: describe(err) };
+    const code = err instanceof NgError ? err.code : undefined;
+    metadata = code === undefined ? { error: describe(err) } : { error: describe(err), error_code: code };
   }
 
   const responses_create_params = { ...fullCreateParamsDump(rcp), input: messages.slice(0, 2) };

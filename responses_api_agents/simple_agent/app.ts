@@ -5,10 +5,11 @@
  * every model call shares one model session.
  */
 import { z } from 'zod';
+import { hopFailure, viaHop } from '@nemo-gym/core/client';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
 import { fullCreateParamsDump, ResponseCreateParamsSchema, responseEvents } from '@nemo-gym/core/openai';
 import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, RawJson, SseReply, startIfMain } from '@nemo-gym/core/server';
-import { runAgentLoop, upstreamFailure } from './src/loop.js';
+import { runAgentLoop } from './src/loop.js';
 
 export const SimpleAgentConfigSchema = AgentServerConfigSchema.extend({
   resources_server: ResourcesServerRefSchema,
@@ -39,14 +40,14 @@ export const server = defineAgent({
       const rowText = JSON.stringify(row);
       const signal = ctx.signal;
       const seed = await ctx.client.post(resources, '/seed_session', rowText, { cookies: ctx.cookies, signal });
-      if (!seed.ok) throw upstreamFailure(`resources server \`${resources}\` /seed_session`, seed);
+      if (!seed.ok) throw hopFailure('resources', `resources server \`${resources}\` /seed_session`, seed);
       const cookies = { ...ctx.cookies, ...seed.cookies };
       // Collection keeps its non-streaming path, whatever the row asks for.
       const { stream: _stream, ...params } = body.responses_create_params;
       const loop = await runAgentLoop(params, ctx.config, ctx.client, cookies, signal);
       const verifyBody = 'response' in row ? JSON.stringify({ ...row, response: loop.response }) : `${rowText.slice(0, -1)},"response":${JSON.stringify(loop.response)}}`;
-      const verify = await ctx.client.post(resources, '/verify', verifyBody, { cookies: loop.resourcesCookies, signal });
-      if (!verify.ok) throw upstreamFailure(`resources server \`${resources}\` /verify`, verify);
+      const verify = await viaHop('verify', ctx.client.post(resources, '/verify', verifyBody, { cookies: loop.resourcesCookies, signal }));
+      if (!verify.ok) throw hopFailure('verify', `resources server \`${resources}\` /verify`, verify);
       ctx.setCookies({ ...loop.resourcesCookies, ...loop.modelCookies });
       // A JSON answer is passed on byte for byte (every extra field, numbers as the server wrote them).
       const type = verify.headers['content-type'];

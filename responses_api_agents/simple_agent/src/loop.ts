@@ -2,7 +2,7 @@
  * The agent loop: ask the model, run the function calls it makes against the resources
  * server (in order), feed the outputs back, until the model answers without calling a tool.
  */
-import { passOnHeaders, type ServerClient, type ServerResponse } from '@nemo-gym/core/client';
+import { hopFailure, viaHop, type ServerClient } from '@nemo-gym/core/client';
 import { HttpError } from '@nemo-gym/core/errors';
 import { fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
 import { pyJsonDumps } from '@nemo-gym/core/py';
@@ -23,19 +23,6 @@ export interface LoopResult {
   response: Json;
   resourcesCookies: Cookies;
   modelCookies: Cookies;
-}
-
-/**
- * Turns a non-2xx answer from another server into a clear error for our caller. A rate limit or an
- * overload (429, 503) keeps its status and Retry-After, so the caller sees an infrastructure
- * failure to run again later, not a task error; it also says not to resend this `/run` (the rollout
- * had started: a session was seeded, tools may have run), so it is recorded, not replayed.
- */
-export function upstreamFailure(what: string, res: ServerResponse): HttpError {
-  const passOn = res.status === 429 || res.status === 503;
-  const status = passOn ? res.status : res.status >= 400 && res.status < 500 ? 422 : 502;
-  const body = res.text.length > 4000 ? `${res.text.slice(0, 4000)}…` : res.text;
-  return new HttpError(status, `${what} answered HTTP ${res.status} (${res.url}): ${body}`, passOn ? passOnHeaders(res.headers) : undefined);
 }
 
 function addUsage(total: Json | null, usage: unknown): Json | null {
@@ -90,8 +77,8 @@ export async function runAgentLoop(
   let last: Json | null = null;
 
   for (let step = 1; ; step++) {
-    const res = await client.post(config.model_server.name, '/v1/responses', { ...body, input: [...input, ...newOutputs] }, { cookies: modelCookies, signal });
-    if (!res.ok) throw upstreamFailure(`model server \`${config.model_server.name}\``, res);
+    const res = await viaHop('model', client.post(config.model_server.name, '/v1/responses', { ...body, input: [...input, ...newOutputs] }, { cookies: modelCookies, signal }));
+    if (!res.ok) throw hopFailure('model', `model server \`${config.model_server.name}\``, res);
     modelCookies = { ...modelCookies, ...res.cookies };
     // The model server validated this Response against its schema before answering; here only
     // the parts the loop reads are checked (a second full validation per step would add nothing).

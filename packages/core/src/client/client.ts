@@ -294,7 +294,9 @@ export class ServerClient {
       const resend = result.sent && !idempotent ? '; it was not resent because it may have reached the server' : '';
       const local = localResourceFailure(err);
       const hint = local ? `; this process ran out of ${local === 'EADDRNOTAVAIL' ? 'local ports' : local === 'EMFILE' || local === 'ENFILE' ? 'open files (each connection is one; see ulimit -n)' : 'memory for sockets'}: lower the concurrency or raise the limit` : '';
-      failure = new ServerUnreachableError(url, `${(err as Error).message}${code ? ` (${code})` : ''} after ${result.attempts} attempt(s)${resend}${hint}`, { cause: err });
+      // A connection that timed out is a timeout to whoever classifies the failure (by code).
+      const timedOut = code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT';
+      failure = new ServerUnreachableError(url, `${(err as Error).message}${code ? ` (${code})` : ''} after ${result.attempts} attempt(s)${resend}${hint}`, { cause: err, code: timedOut ? 'NG_ERR_TIMEOUT' : undefined });
     }
     failures.set(failure, { attempts: result.attempts, sent: result.sent, requestClass });
     throw failure;

@@ -4,5 +4,6 @@ export { DEFAULT_TIMEOUTS, fetchGlobalConfig, ServerClient, ServerResponse, type
 export { createPooledFetch, type PooledFetchOptions } from './fetch.js';
 export { DEFAULT_RETRY, isNoResend, NO_RESEND_HEADER, passOnHeaders, retryAfterHeaders, type RequestClass, type RetryPolicy } from './retry.js';
 export { REPLICA_COOKIE_PREFIX, replicaCookieName, ReplicaSet, type Replica, type ReplicaSetOptions } from './replicas.js';
+export { hopError, hopFailure, relayedCode, viaHop, type Hop } from './relay.js';
 export { formatCookieHeader, parseCookieHeader, parseSetCookies } from '../http/cookies.js';
 export { AddressGuard, AddressRefusedError, addressKind, parseAllowList, systemResolver, type Resolver } from './netguard.js';

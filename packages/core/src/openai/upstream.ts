@@ -16,9 +16,20 @@ import { sharedPool } from '../client/agent.js';
 import { abortReason, dispatchWithRetries, splitUrl, type CollectedResponse } from '../client/dispatch.js';
 import { classifyRequest, errorCode, NOT_PROCESSED_STATUSES, passOnHeaders, retryAfterHeaders, retryPolicy, type RequestClass, type RetryPolicy } from '../client/retry.js';
 import { redactUrlCredentials } from '../config/redact.js';
-import { HttpError } from '../errors.js';
+import { HttpError, type NgCode } from '../errors.js';
 
 export type UpstreamFailureKind = 'status' | 'connect' | 'timeout' | 'invalid_json';
+
+/**
+ * The code each kind of failure answers with, so an agent or a judge that calls this model server
+ * passes on what went wrong behind it (a backend's own error status keeps the backend's error body).
+ */
+const KIND_CODES: Record<UpstreamFailureKind, NgCode | undefined> = {
+  status: undefined,
+  connect: 'NG_ERR_MODEL_UNREACHABLE',
+  timeout: 'NG_ERR_MODEL_TIMEOUT',
+  invalid_json: 'NG_ERR_BAD_JSON',
+};
 
 export class UpstreamError extends HttpError {
   /** The backend URL, credentials masked. */
@@ -35,7 +46,7 @@ export class UpstreamError extends HttpError {
     /** Sent with our answer: the backend's Retry-After on a 429/503. */
     headers?: Record<string, string>,
   ) {
-    super(status, message, headers);
+    super(status, message, headers, KIND_CODES[kind]);
     this.name = 'UpstreamError';
     this.url = redactUrlCredentials(url);
     this.upstreamBody = upstreamBody === undefined ? undefined : redactUrlCredentials(upstreamBody);
@@ -229,7 +240,7 @@ export function fromOpenAIClientError(err: unknown, url: string, apiKey?: string
     // The backend's status is kept; its error object stays available as upstreamBody.
     return new UpstreamError(status, message, 'status', url, status, JSON.stringify(upstreamBody ?? null), passedOn(status, e.headers));
   }
-  if (cls === 'APIConnectionTimeoutError' || /timed out/i.test(e?.message ?? '')) {
+  if (cls === 'APIConnectionTimeoutError' || e?.name === 'TimeoutError') {
     return transportError(url, Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }), undefined, apiKey);
   }
   if (cls === 'APIConnectionError') return transportError(url, e.cause ?? err, undefined, apiKey);

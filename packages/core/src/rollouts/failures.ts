@@ -36,32 +36,40 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
   other: 'other',
 };
 
-const MODEL_UNREACHABLE_RE = /could not reach the model backend|could not reach \S*\/v1\/(?:responses|chat\/completions)|model server `[^`]*` answered HTTP 5\d\d/;
-const TIMEOUT_RE = /timed out|timeout|UND_ERR_(?:HEADERS|BODY|CONNECT)_TIMEOUT|ETIMEDOUT/i;
-const VERIFY_RE = /\/verify\b/;
-const UNREACHABLE_RE = /could not reach |ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|socket hang up|other side closed/;
+/**
+ * The class of each code that names what went wrong behind the agent. Agents and judges pass these
+ * codes on (client/relay.ts), so a failure is classified the same whichever hop saw it. Codes not
+ * listed here are classified by the answer's status.
+ */
+const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
+  NG_ERR_MODEL_UNREACHABLE: 'model_unreachable',
+  NG_ERR_MODEL_TIMEOUT: 'timeout',
+  NG_ERR_TIMEOUT: 'timeout',
+  NG_ERR_VERIFY_FAILED: 'verify_error',
+  NG_ERR_SERVER_UNREACHABLE: 'server_unreachable',
+  NG_ERR_BAD_RESULT: 'bad_result',
+  NG_ERR_BAD_JSON: 'bad_result',
+};
 
 /**
- * The class of one failed rollout. `err` is what the /run call threw (null for a bad input row);
- * an agent's error answer is classified by its status and by what its text says went wrong
- * behind it (the model backend, a timeout, the verifier).
+ * The class of one failed rollout, by code and status, never by the error's text. `err` is what
+ * the /run call threw (null for a bad input row): the agent not reached (or timed out), or the
+ * agent's error answer, whose `code` says what failed behind it (the model, a timeout, the verifier).
  */
 export function classifyFailure(err: unknown): FailureClass {
   if (err === null || err === undefined) return 'bad_row';
+  const code = (err as { code?: unknown }).code;
+  const byCode = typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code] : undefined;
   if (err instanceof TimeoutError) return 'timeout';
-  if (err instanceof ServerUnreachableError) return TIMEOUT_RE.test(err.message) ? 'timeout' : 'agent_unreachable';
+  if (err instanceof ServerUnreachableError) return code === 'NG_ERR_TIMEOUT' ? 'timeout' : 'agent_unreachable';
   if (err instanceof ServerResponseError) {
-    const text = err.body;
     if (err.status === 429 || err.status === 503) return 'rate_limited';
-    if (MODEL_UNREACHABLE_RE.test(text)) return TIMEOUT_RE.test(text) ? 'timeout' : 'model_unreachable';
-    if (TIMEOUT_RE.test(text)) return 'timeout';
-    if (VERIFY_RE.test(text)) return 'verify_error';
-    if (UNREACHABLE_RE.test(text)) return 'server_unreachable';
+    // An agent's answer that it could not use another server's answer is that agent's 5xx/4xx.
+    if (byCode !== undefined && byCode !== 'bad_result') return byCode;
     return err.status >= 500 ? 'http_5xx' : 'http_4xx';
   }
-  const code = (err as { code?: unknown }).code;
-  if (code === 'NG_ERR_BAD_RESULT' || code === 'NG_ERR_BAD_JSON') return 'bad_result';
-  return 'other';
+  // The agent's own answer was not a usable result.
+  return byCode === 'bad_result' ? 'bad_result' : 'other';
 }
 
 /** What the tracker says about one recorded failure. */

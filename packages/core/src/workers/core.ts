@@ -7,7 +7,7 @@
  * has exited. Workers never keep the process alive on their own: the pool holds the event loop
  * open only while tasks are queued or running.
  */
-import { PoolClosedError, PoolTaskError, PoolWorkerError, TimeoutError } from '../errors.js';
+import { asNgCode, PoolClosedError, PoolTaskError, PoolWorkerDiedError, PoolWorkerError, TimeoutError } from '../errors.js';
 
 /** Parent → worker. */
 export interface TaskMessage {
@@ -21,7 +21,7 @@ export type WorkerMessage =
   | { ready: true }
   | { loadError: string }
   | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: string };
+  | { id: number; ok: false; error: string; code?: string };
 
 export interface WorkerEvents {
   message(msg: WorkerMessage): void;
@@ -148,7 +148,8 @@ export class TaskPool {
       clearTimeout(task.timer);
       slot.task = null;
       if (msg.ok) task.resolve(msg.value);
-      else task.reject(new PoolTaskError(msg.error));
+      // The task's own code (e.g. NG_ERR_TIMEOUT) survives the thread or process boundary.
+      else task.reject(new PoolTaskError(msg.error, { code: asNgCode(msg.code) }));
       this.pump();
     }
   }
@@ -161,7 +162,7 @@ export class TaskPool {
     slot.task = null;
     if (task) {
       clearTimeout(task.timer);
-      task.reject(new PoolWorkerError(`the ${this.transport.kind} running ${task.fn} died (${why}); it is replaced for the next tasks`));
+      task.reject(new PoolWorkerDiedError(`the ${this.transport.kind} running ${task.fn} died (${why}); it is replaced for the next tasks`));
     }
     if (!slot.ready) {
       this.failStart(why);

@@ -1,10 +1,16 @@
 /** The worker side of a TaskPool, shared by both entries: load the task module, then run tasks. */
+import { asNgCode } from '../errors.js';
 import type { TaskMessage, WorkerMessage } from './core.js';
 
 type TaskModule = Record<string, (...args: unknown[]) => unknown>;
 
 function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** The error's code when it has one (NG_ERR_*), so the pool's side raises it with the same code. */
+function codeOf(err: unknown): string | undefined {
+  return asNgCode(err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined);
 }
 
 /** Returns false when the module does not load (after reporting why). */
@@ -25,7 +31,8 @@ export async function serveTasks(moduleHref: string, post: (msg: WorkerMessage) 
     try {
       post({ id: msg.id, ok: true, value: await f(...msg.args) });
     } catch (err) {
-      post({ id: msg.id, ok: false, error: describe(err) });
+      const code = codeOf(err);
+      post(code === undefined ? { id: msg.id, ok: false, error: describe(err) } : { id: msg.id, ok: false, error: describe(err), code });
     }
   });
   post({ ready: true });

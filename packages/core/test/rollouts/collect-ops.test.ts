@@ -155,9 +155,9 @@ describe('collector file errors', () => {
 describe('failures while they happen', () => {
   it('classifies failures by what went wrong behind the agent', () => {
     const r = (status: number, body: string) => new ServerResponseError('http://a/run', status, body);
-    expect(classifyFailure(r(502, '{"detail":"model server `p` answered HTTP 502 (x): could not reach the model backend at http://b/v1/responses: ECONNREFUSED"}'))).toBe('model_unreachable');
-    expect(classifyFailure(r(502, '{"detail":"model server `p` answered HTTP 504: the model backend at http://b timed out after 5000 ms"}'))).toBe('timeout');
-    expect(classifyFailure(r(502, '{"detail":"resources server `w` /verify answered HTTP 500 (http://w/verify): boom"}'))).toBe('verify_error');
+    expect(classifyFailure(r(502, '{"detail":"model server `p` answered HTTP 502 (x): could not reach the model backend at http://b/v1/responses: ECONNREFUSED","code":"NG_ERR_MODEL_UNREACHABLE"}'))).toBe('model_unreachable');
+    expect(classifyFailure(r(502, '{"detail":"model server `p` answered HTTP 504: the model backend at http://b timed out after 5000 ms","code":"NG_ERR_MODEL_TIMEOUT"}'))).toBe('timeout');
+    expect(classifyFailure(r(502, '{"detail":"resources server `w` /verify answered HTTP 500 (http://w/verify): boom","code":"NG_ERR_VERIFY_FAILED"}'))).toBe('verify_error');
     expect(classifyFailure(r(422, '{"detail":"bad field"}'))).toBe('http_4xx');
     expect(classifyFailure(r(500, '{"detail":"TypeError: x"}'))).toBe('http_5xx');
     expect(classifyFailure(r(429, '{"detail":"slow down"}'))).toBe('rate_limited');
@@ -166,8 +166,35 @@ describe('failures while they happen', () => {
     expect(classifyFailure(null)).toBe('bad_row');
   });
 
+  it('classifies by code and status only: reworded texts classify the same, texts without a code by status', () => {
+    const r = (status: number, detail: string, code?: string) => new ServerResponseError('http://a/run', status, JSON.stringify(code ? { detail, code } : { detail }));
+    // Any wording (or none) with a code: the code decides.
+    for (const detail of ['', 'Modell nicht erreichbar', 'the thing failed (timed out? could not reach /verify?)']) {
+      expect(classifyFailure(r(502, detail, 'NG_ERR_MODEL_UNREACHABLE')), detail).toBe('model_unreachable');
+      expect(classifyFailure(r(500, detail, 'NG_ERR_MODEL_TIMEOUT')), detail).toBe('timeout');
+      expect(classifyFailure(r(500, detail, 'NG_ERR_TIMEOUT')), detail).toBe('timeout');
+      expect(classifyFailure(r(422, detail, 'NG_ERR_VERIFY_FAILED')), detail).toBe('verify_error');
+      expect(classifyFailure(r(500, detail, 'NG_ERR_SERVER_UNREACHABLE')), detail).toBe('server_unreachable');
+      expect(classifyFailure(r(503, detail, 'NG_ERR_MODEL_UNREACHABLE')), detail).toBe('rate_limited');
+    }
+    // The old texts without a code say nothing: status alone.
+    expect(classifyFailure(r(502, 'could not reach the model backend at http://b: ECONNREFUSED'))).toBe('http_5xx');
+    expect(classifyFailure(r(500, 'POST http://m/v1/responses timed out (UND_ERR_HEADERS_TIMEOUT)'))).toBe('http_5xx');
+    expect(classifyFailure(r(422, 'resources server `w` /verify answered HTTP 422'))).toBe('http_4xx');
+    expect(classifyFailure(r(500, 'socket hang up, ECONNREFUSED'))).toBe('http_5xx');
+    expect(classifyFailure(r(500, 'a code of no class', 'NG_ERR_CONVERSION'))).toBe('http_5xx');
+    // The agent not reached: a connection that timed out is a timeout by its code.
+    expect(classifyFailure(new ServerUnreachableError('http://a/run', 'Connect Timeout Error (UND_ERR_CONNECT_TIMEOUT)'))).toBe('agent_unreachable');
+    expect(classifyFailure(new ServerUnreachableError('http://a/run', 'reason reworded', { code: 'NG_ERR_TIMEOUT' }))).toBe('timeout');
+  });
+
+  it('has no regular expression or text search over error messages', () => {
+    const source = readFileSync(new URL('../../src/rollouts/failures.ts', import.meta.url), 'utf8');
+    expect(source).not.toMatch(/\.test\(|\.match\(|\.includes\(|\.search\(|new RegExp|_RE\b/);
+  });
+
   it('tells the first failure of each class once, and stops after max_consecutive_failures in a row, cancelling what is in flight', async () => {
-    const dead = { status: 502, body: { detail: 'model server `p` answered HTTP 502 (u): could not reach the model backend at http://127.0.0.1:9/v1/responses: ECONNREFUSED' } };
+    const dead = { status: 502, body: { detail: 'model server `p` answered HTTP 502 (u): could not reach the model backend at http://127.0.0.1:9/v1/responses: ECONNREFUSED', code: 'NG_ERR_MODEL_UNREACHABLE' } };
     const agent = await stubAgent((row) => (row.i < 6 ? ok(row) : dead), 20);
     const dir = tmp();
     const input = inputFile(dir, 400);
