@@ -52,6 +52,18 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
 };
 
 /**
+ * The class of an agent's error answer from its status and the code it carried (also for a failure
+ * a queue worker recorded as status and code).
+ */
+export function classifyAnswer(status: number, code: unknown): FailureClass {
+  if (status === 429 || status === 503) return 'rate_limited';
+  const byCode = typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code] : undefined;
+  // An agent's answer that it could not use another server's answer is that agent's 5xx/4xx.
+  if (byCode !== undefined && byCode !== 'bad_result') return byCode;
+  return status >= 500 ? 'http_5xx' : 'http_4xx';
+}
+
+/**
  * The class of one failed rollout, by code and status, never by the error's text. `err` is what
  * the /run call threw (null for a bad input row): the agent not reached (or timed out), or the
  * agent's error answer, whose `code` says what failed behind it (the model, a timeout, the verifier).
@@ -62,12 +74,7 @@ export function classifyFailure(err: unknown): FailureClass {
   const byCode = typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code] : undefined;
   if (err instanceof TimeoutError) return 'timeout';
   if (err instanceof ServerUnreachableError) return code === 'NG_ERR_TIMEOUT' ? 'timeout' : 'agent_unreachable';
-  if (err instanceof ServerResponseError) {
-    if (err.status === 429 || err.status === 503) return 'rate_limited';
-    // An agent's answer that it could not use another server's answer is that agent's 5xx/4xx.
-    if (byCode !== undefined && byCode !== 'bad_result') return byCode;
-    return err.status >= 500 ? 'http_5xx' : 'http_4xx';
-  }
+  if (err instanceof ServerResponseError) return classifyAnswer(err.status, code);
   // The agent's own answer was not a usable result.
   return byCode === 'bad_result' ? 'bad_result' : 'other';
 }

@@ -1,6 +1,6 @@
 /** @nemo-gym/core/rollouts: The rollout collection engine behind ng-collect-rollouts. */
 export { collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, type CollectOptions, type CollectSummary, type FailureEvent, type Progress } from './collect.js';
-export { classifyFailure, FAILURE_LABELS, type FailureClass } from './failures.js';
+export { classifyAnswer, classifyFailure, FAILURE_LABELS, type FailureClass } from './failures.js';
 export { preflight, type PreflightOptions, type PreflightReport } from './preflight.js';
 export { sidecarPath, type AttemptRecord, type FailureRecord } from './sink.js';
 export { collectViaQueue, type QueueCollectOptions } from './queue/collect.js';

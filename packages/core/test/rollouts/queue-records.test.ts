@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MetricsAccumulator, metricsDigest } from '../../src/rollouts/metrics.js';
 import { decodeJob, decodeResults, encodeJob, encodeResults, type QueueJob, type QueueRecord } from '../../src/rollouts/queue/queue.js';
 import { taggedLine } from '../../src/rollouts/sink.js';
+import { classifyAnswer } from '../../src/rollouts/failures.js';
 
 const result = (key: string, extra: Partial<QueueRecord> = {}): QueueRecord => ({ kind: 'result', key, agent: 'a b', metrics: { reward: 1 }, ms: 12.5, ...extra }) as QueueRecord;
 
@@ -31,6 +32,16 @@ describe('results entry encoding', () => {
     expect(back.worker).toBe('w1');
     expect(back.records).toEqual([result('3:1'), failure, second]);
     expect(back.lines).toBe(`${line}{"reward":0}\n`);
+  });
+
+  it('keeps the code of a failure through Redis, and a record without a class is classified by its status and code', () => {
+    const failure: QueueRecord = { kind: 'failure', key: '1:0', agent: 'a', line: 2, reason: 'worded any way', status: 500, code: 'NG_ERR_MODEL_TIMEOUT', delivered: 'yes', http_attempts: 1, started_at: '2025-01-01T00:00:00.000Z' };
+    const [back] = decodeResults(encodeResults('w', [{ record: failure }]))!.records;
+    expect(back).toEqual(failure);
+    const rec = back as Extract<QueueRecord, { kind: 'failure' }>;
+    expect(classifyAnswer(rec.status!, rec.code)).toBe('timeout');
+    expect(classifyAnswer(502, 'NG_ERR_MODEL_UNREACHABLE')).toBe('model_unreachable');
+    expect(classifyAnswer(502, undefined)).toBe('http_5xx');
   });
 
   it('makes a result text with line breaks between its tokens one line, the same JSON', () => {

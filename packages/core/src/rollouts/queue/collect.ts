@@ -25,7 +25,7 @@ import { preflight, type PreflightOptions } from '../preflight.js';
 import { MetricsAccumulator } from '../metrics.js';
 import { fingerprintOf, prepareResume, rolloutKey } from '../resume.js';
 import { RolloutSink, type AttemptRecord } from '../sink.js';
-import { FAILURE_LABELS, FailureTracker, type FailureClass } from '../failures.js';
+import { classifyAnswer, FAILURE_LABELS, FailureTracker, type FailureClass } from '../failures.js';
 import { checkRedis, connect, decodeResults, enqueue, ensureGroup, GROUP, jobsKey, parseQueueUrl, REDIS_CONNECT_RETRY, REDIS_RETRY, runKey, shownUrl, withRedisRetries, type QueueJob } from './queue.js';
 
 export interface QueueCollectOptions {
@@ -375,7 +375,8 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
             if (typeof rec.ms === 'number') metrics.addLatency(rec.ms);
           } else {
             failedKeys.push(rec.key);
-            const cls = (rec.reason_class && Object.hasOwn(FAILURE_LABELS, rec.reason_class) ? rec.reason_class : 'other') as FailureClass;
+            // The worker's class; a record without one is classified here from its status and code.
+            const cls = (rec.reason_class && Object.hasOwn(FAILURE_LABELS, rec.reason_class) ? rec.reason_class : rec.status !== null ? classifyAnswer(rec.status, rec.code) : 'other') as FailureClass;
             const reason = `${rec.reason} (worker ${entry.worker})`;
             tracker.failure(cls, reason);
             writes.push(failure(rec.key, t, r, rec.line, rec.agent, cls, { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts }));

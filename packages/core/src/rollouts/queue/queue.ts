@@ -63,6 +63,8 @@ export type QueueRecord =
       /** The reason class (failures.ts), given by the worker that saw the error. */
       reason_class?: string;
       status: number | null;
+      /** The failure's code (NG_ERR_*), from the error or the agent's answer. */
+      code?: string;
       delivered: 'no' | 'yes' | 'maybe';
       http_attempts: number;
       started_at: string;

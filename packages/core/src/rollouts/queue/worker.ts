@@ -11,7 +11,7 @@
  */
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { BadResultError, QueueError, ServerResponseError, describeError } from '../../errors.js';
+import { BadResultError, NgError, QueueError, ServerResponseError, describeError } from '../../errors.js';
 import { requestFailure, type ServerClient } from '../../client/client.js';
 import { retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
 import { delivery } from '../collect.js';
@@ -154,6 +154,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
         reason: describeError(err),
         reason_class: classifyFailure(err),
         status: err instanceof ServerResponseError ? err.status : null,
+        ...(err instanceof NgError ? { code: err.code } : {}),
         delivered: delivery(err),
         http_attempts: httpAttempts,
         started_at: new Date(startedAt).toISOString(),
