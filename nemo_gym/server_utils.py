@@ -30,6 +30,9 @@ __all__ = [
 # Failure classes (the collector's vocabulary, failures.ts), from the NG_ERR_* code or the status.
 _REASON_BY_CODE = {
     "NG_ERR_TIMEOUT": "timeout",
+    "NG_ERR_MODEL_TIMEOUT": "timeout",
+    "NG_ERR_MODEL_UNREACHABLE": "model_unreachable",
+    "NG_ERR_VERIFY_FAILED": "verify_error",
     "NG_ERR_SERVER_UNREACHABLE": "server_unreachable",
     "NG_ERR_CLIENT_GONE": "cancelled",
     "NG_ERR_BAD_RESULT": "bad_result",
@@ -61,8 +64,9 @@ class RolloutError(Exception):
     """A rollout that did not produce a result. Never a reward: the trainer decides what to do.
 
     Attributes: ``status`` (the HTTP status, or None when no answer came), ``reason`` (a failure
-    class: ``timeout``, ``upstream_error`` (502: the model backend or another server behind the agent
-    failed), ``agent_unreachable``, ``rate_limited``, ``http_5xx``,
+    class: ``timeout``, ``model_unreachable`` (the agent passed on NG_ERR_MODEL_UNREACHABLE),
+    ``verify_error`` (NG_ERR_VERIFY_FAILED), ``upstream_error`` (a 502 without such a code: the model
+    backend or another server behind the agent failed), ``agent_unreachable``, ``rate_limited``, ``http_5xx``,
     ``http_4xx``, ``bad_row``, ``bad_result``, …), ``code`` (the servers' ``NG_ERR_*`` code, when
     the answer carried one), ``detail`` (the answer's text), ``url``, ``agent_name``, and — on an
     error answer only, as upstream — ``response_content`` (the raw answer body, bytes; NeMo-RL prints it). ``message`` is the text, as on

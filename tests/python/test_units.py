@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from nemo_gym.config_types import BaseServerConfig
 from nemo_gym.global_config import GlobalConfigDictParserConfig, to_plain
 from nemo_gym.rollout_collection import RolloutCollectionHelper
-from nemo_gym.server_utils import RolloutError, RolloutHTTPError, RolloutTimeoutError, UnknownServerError
+from nemo_gym.server_utils import RolloutError, RolloutHTTPError, RolloutTimeoutError, UnknownServerError, failure_reason
 
 
 from helpers import free_port
@@ -94,6 +94,15 @@ class Install(unittest.TestCase):
 
 
 class Units(unittest.TestCase):
+    def test_failure_reason_reads_the_code_before_the_status(self):
+        # The codes agents pass on from behind them decide; the status only where no code says more.
+        self.assertEqual(failure_reason(502, "NG_ERR_MODEL_UNREACHABLE"), "model_unreachable")
+        self.assertEqual(failure_reason(500, "NG_ERR_MODEL_TIMEOUT"), "timeout")
+        self.assertEqual(failure_reason(502, "NG_ERR_VERIFY_FAILED"), "verify_error")
+        self.assertEqual(failure_reason(422, "NG_ERR_VERIFY_FAILED"), "verify_error")
+        self.assertEqual(failure_reason(502, None), "upstream_error")
+        self.assertEqual(failure_reason(500, "NG_ERR_SOMETHING_ELSE"), "http_5xx")
+
     @classmethod
     def setUpClass(cls):
         cls.server = ThreadingHTTPServer(("127.0.0.1", 0), Fake)
