@@ -24,19 +24,22 @@ export function onLauncherExit(onGone: (pid: number) => void, env: NodeJS.Proces
   return () => clearInterval(timer);
 }
 
-/** Calls `onStop` once, with the reason, on the first stop signal or the launcher's exit. Returns a function that stops listening. */
-export function onStopRequest(command: string, onStop: (why: string) => void): () => void {
+/**
+ * Calls `onStop` once, with the reason and the signal received (null when the launcher went away),
+ * on the first stop signal or the launcher's exit. Returns a function that stops listening.
+ */
+export function onStopRequest(command: string, onStop: (why: string, signal: NodeJS.Signals | null) => void): () => void {
   let done = false;
-  const handlers = STOP_SIGNALS.map((sig) => [sig, () => fire(`Received ${sig}`)] as const);
+  const handlers = STOP_SIGNALS.map((sig) => [sig, () => fire(`Received ${sig}`, sig)] as const);
   const unwatch = onLauncherExit((pid) => fire(`The process that started ${command} (pid ${pid}) has exited`));
   const off = () => {
     unwatch();
     for (const [sig, h] of handlers) process.off(sig, h);
   };
-  function fire(why: string): void {
+  function fire(why: string, signal: NodeJS.Signals | null = null): void {
     if (done) return;
     done = true;
-    onStop(why);
+    onStop(why, signal);
   }
   for (const [sig, h] of handlers) process.on(sig, h);
   // A program that embeds the command (the Python package's RunHelper) holds its stdin open:

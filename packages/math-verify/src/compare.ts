@@ -1,6 +1,6 @@
 // Equivalence of two parsed answers, following math-verify's grader (sympy_expr_eq and helpers).
 
-import { type Node, MathError, add, children, freeSymbols, isNumber, mul, NEG_ONE, printExpr, sortByKey, dedupSorted, structEq, compareKeys, sortKey } from './nodes.js';
+import { type Node, MathError, MathTimeLimitError, add, children, freeSymbols, isNumber, mul, NEG_ONE, printExpr, sortByKey, dedupSorted, structEq, compareKeys, sortKey } from './nodes.js';
 import { D, type Dec, doit, evalComplex, evalReal, exactRational } from './numeric.js';
 
 export interface CompareOptions {
@@ -10,7 +10,7 @@ export interface CompareOptions {
 }
 
 function checkDeadline(o: CompareOptions): void {
-  if (Date.now() > o.deadline) throw new MathError('comparison time limit exceeded');
+  if (Date.now() > o.deadline) throw new MathTimeLimitError('comparison time limit exceeded');
 }
 
 const isRel = (n: Node): boolean => n.t === 'Rel' || (n.t === 'And' && n.args.length > 0 && n.args.every((a) => a.t === 'Rel'));
@@ -481,7 +481,7 @@ function safe(fn: () => boolean): boolean {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof MathError && e.message.includes('time limit')) throw e;
+    if (e instanceof MathTimeLimitError) throw e;
     return false;
   }
 }

@@ -1,7 +1,7 @@
 // Answer extraction: the prioritised regexes of math-verify's LatexExtractionConfig and
 // ExprExtractionConfig, and conversion of each match into an expression tree.
 
-import { type Node, MathError, int, mul, negNumber, numberFromString, pow, rational, NEG_ONE, isNumber } from './nodes.js';
+import { type Node, MathError, MathTimeLimitError, int, mul, negNumber, numberFromString, pow, rational, NEG_ONE, isNumber } from './nodes.js';
 import { parseLatex } from './latex.js';
 import { normalizeLatex, type BoxedMode } from './normalize.js';
 
@@ -326,7 +326,7 @@ export function parse(text: string, targets: Target[], deadline = Infinity): Ext
     for (const p of group) {
       p.re.lastIndex = 0;
       for (const m of text.matchAll(p.re)) {
-        if (Date.now() > deadline) throw new MathError('parsing time limit exceeded');
+        if (Date.now() > deadline) throw new MathTimeLimitError('parsing time limit exceeded');
         matches.push({ m: m as RegExpExecArray, target: p.target, seq: seq++ });
         if (m[0].length === 0) break;
       }
@@ -338,7 +338,7 @@ export function parse(text: string, targets: Target[], deadline = Infinity): Ext
     });
     let got = false;
     for (const { m, target } of matches) {
-      if (Date.now() > deadline) throw new MathError('parsing time limit exceeded');
+      if (Date.now() > deadline) throw new MathTimeLimitError('parsing time limit exceeded');
       const [value, str] = target === 'latex' ? extractLatex(m) : extractExpr(m);
       if (str) fallbacks.push(str);
       if (value !== null) {

@@ -27,6 +27,8 @@ export type Node =
   | { t: 'MatOp'; op: 'Add' | 'Mul'; args: Node[] };
 
 export class MathError extends Error {}
+/** A parse or comparison that ran past its deadline: it is passed on, never read as "not equal". */
+export class MathTimeLimitError extends MathError {}
 
 export const int = (v: bigint | number): Node => ({ t: 'Integer', v: BigInt(v) });
 export const sym = (name: string): Node => ({ t: 'Symbol', name });

@@ -129,8 +129,8 @@ async function localCollectMain(config: ConfigDict): Promise<number> {
   let stopSignal: NodeJS.Signals | null = null;
   let requests = 0;
   const display = progressDisplay(process.stderr);
-  const offStop = onStopRequest('ng-collect-rollouts', (why) => {
-    stopSignal ??= (STOP_SIGNALS.find((s) => why.includes(s)) as NodeJS.Signals | undefined) ?? 'SIGINT';
+  const offStop = onStopRequest('ng-collect-rollouts', (why, signal) => {
+    stopSignal ??= signal ?? 'SIGINT';
     display.note(`\n${why}: cancelling the rollouts in flight and saving what is done (press Ctrl-C again to quit at once)...`);
     stopper.abort();
   });

@@ -83,8 +83,8 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
   const stopper = new AbortController();
   let stopSignal: NodeJS.Signals | null = null;
   let requests = 0;
-  const offStop = onStopRequest('ng-collect-rollouts', (why) => {
-    stopSignal ??= (STOP_SIGNALS.find((s) => why.includes(s)) as NodeJS.Signals | undefined) ?? 'SIGINT';
+  const offStop = onStopRequest('ng-collect-rollouts', (why, signal) => {
+    stopSignal ??= signal ?? 'SIGINT';
     process.stderr.write(`${tty ? '\n' : ''}${why}: stopping; what is written stays, and the jobs already enqueued stay in the queue (press Ctrl-C again to quit at once)...\n`);
     stopper.abort();
   });
