@@ -26,6 +26,7 @@ const LAYERS: Record<string, number> = {
   // The one secret rule imports nothing; errors.ts masks every coded error's message with it.
   'secret-rule.ts': -1,
   'errors.ts': 0,
+  'errors-doc.ts': 1,
   py: 1,
   http: 1,
   'responses.ts': 1,

@@ -55,7 +55,7 @@ export function emptyBodyDetail(): ValidationDetail[] {
  * The answer for a failed request: HttpError keeps its status, a coded error whose table entry has
  * a status answers that status with its message, a client error raised by Fastify
  * keeps its 4xx (400 answers 422, as FastAPI does); anything else is a logged, short 500. Every
- * answer of a coded error carries its code.
+ * answer of a coded error carries its code (`{detail, code}`).
  * Texts built from a configured URL show its credentials masked (coded errors are masked when made).
  */
 export function errorAnswer(err: unknown, log: Logger, method: string, url: string): RawJson {
@@ -66,5 +66,6 @@ export function errorAnswer(err: unknown, log: Logger, method: string, url: stri
     return new RawJson(errorBody(redactUrlCredentials(e.message ?? 'Bad request')), e.statusCode === 400 ? 422 : e.statusCode);
   }
   log.error(`${method} ${url} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-  return new RawJson(errorBody(describeError(err), err instanceof NgError ? err.code : undefined), 500);
+  // A coded error answers {detail, code}; anything else its description alone, as a JSON string (as before codes).
+  return new RawJson(err instanceof NgError ? errorBody(describeError(err), err.code) : JSON.stringify(describeError(err)), 500);
 }
