@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { ServerClient } from '@nemo-gym/core/client';
 import { HttpError, NgError, ServerResponseError } from '@nemo-gym/core/errors';
 import { askJudge } from '@nemo-gym/core/openai';
