@@ -133,8 +133,8 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
         fix: 'Fix the task function or its input; check the exported function name.',
       },
       NG_ERR_POOL_WORKER: {
-        meaning: 'A worker died while running a task, or could not start.',
-        fix: 'The message holds the reason (out of memory, a crash in native code, a module that fails to load). The pool replaces dead workers; a worker that cannot start points to a broken build (`pnpm build`).',
+        meaning: 'A worker could not start (its task module fails to load, or the worker exits before it is ready); the tasks waiting for it fail with this code. A worker that dies while it runs a task is NG_ERR_POOL_WORKER_DIED.',
+        fix: 'The message holds the reason (a module that fails to load, out of memory). A worker that cannot start points to a broken build (`pnpm build`).',
       },
       NG_ERR_POOL_WORKER_DIED: {
         meaning: 'A worker thread or process died while it ran a task (killed, out of memory, a crash in native code); the task fails with this code and the worker is replaced for the next tasks.',
