@@ -7,7 +7,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BadResultError, createError, describeError, errorDefinition, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, registeredErrors, ServerResponseError, ServerUnreachableError } from '@nemo-gym/core/errors';
+import { BadResultError, createError, describeError, errorDefinition, ERRORS, errorMessage, HttpError, NgError, PoolClosedError, registerErrorCodes, registeredErrors, ServerResponseError, ServerUnreachableError } from '@nemo-gym/core/errors';
 import { errorOwnerModules, renderErrorsDoc } from '../src/errors-doc.js';
 import { ConversionError } from '@nemo-gym/core/openai';
 import { statusError, transportError } from '../src/openai/upstream.js';
@@ -103,6 +103,13 @@ describe('error table', () => {
     }
   });
 
+  it('an error raised from another server\'s answer keeps the code the answer carried', () => {
+    expect(new ServerResponseError('http://a/run', 502, '{"detail":"x","code":"NG_ERR_MODEL_TIMEOUT"}').code).toBe('NG_ERR_MODEL_TIMEOUT');
+    expect(new ServerResponseError('http://a/run', 502, '{"detail":"x","code":"not a code"}').code).toBe('NG_ERR_SERVER_RESPONSE');
+    expect(new ServerResponseError('http://a/run', 502, 'plain text').code).toBe('NG_ERR_SERVER_RESPONSE');
+    expect(new PoolClosedError({ code: 'NG_ERR_TIMEOUT' }).code).toBe('NG_ERR_TIMEOUT');
+  });
+
   it('docs/errors.md documents every code of the table and no other', () => {
     const page = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
     // The page is generated: `pnpm build && node scripts/errors-doc.mjs` after changing the table.
@@ -146,5 +153,34 @@ describe('error table', () => {
       }
     }
     expect(bare).toEqual([]);
+  });
+  // Last: the code it registers stays in this process's table.
+  it('a package registers its own codes: status, docs and classes without editing core; a code has one owner', async () => {
+    const codes = registerErrorCodes('resources_servers/errors_test', {
+      NG_ERR_ERRORS_TEST_TEAPOT: { message: 'the pot %s is a teapot', status: 418, meaning: 'A test code.', fix: 'None needed.' },
+    });
+    expect(codes.NG_ERR_ERRORS_TEST_TEAPOT).toBe('NG_ERR_ERRORS_TEST_TEAPOT');
+    const Teapot = createError(codes.NG_ERR_ERRORS_TEST_TEAPOT, 'TeapotError');
+    const e = new Teapot('p1');
+    expect([e.code, e.message, e.httpStatus]).toEqual(['NG_ERR_ERRORS_TEST_TEAPOT', 'the pot p1 is a teapot', 418]);
+    expect(errorDefinition('NG_ERR_ERRORS_TEST_TEAPOT')).toMatchObject({ owner: 'resources_servers/errors_test', doc: { meaning: 'A test code.' } });
+    expect(renderErrorsDoc()).toContain('### NG_ERR_ERRORS_TEST_TEAPOT\n**Owner.** `resources_servers/errors_test`\n**Meaning.** A test code.\n**Fix.** None needed.\n');
+    expect(() => registerErrorCodes('somebody_else', { NG_ERR_ERRORS_TEST_TEAPOT: { message: '%s', meaning: 'm', fix: 'f' } })).toThrow(/resources_servers\/errors_test owns already/);
+    expect(() => registerErrorCodes('somebody_else', { NG_ERR_CONFIG: { message: '%s', meaning: 'm', fix: 'f' } })).toThrow(/core owns already/);
+    expect(() => createError('NG_ERR_NOBODY_REGISTERED_THIS', 'Nope')).toThrow(/no owner registered/);
+    // An escaped error of the package answers its status and {detail, code}.
+    const server = defineResourcesServer({
+      className: 'ErrorsTestOwner',
+      configSchema: ResourcesServerConfigSchema,
+      tools: { pot: { body: z.object({}), handler: () => { throw new Teapot('p2'); } } },
+      verify: { body: z.object({}).loose(), handler: () => ({ reward: 1 }) },
+    });
+    const app = await server.build({ config: { domain: 'other' } });
+    try {
+      const r = await app.inject({ method: 'POST', url: '/pot', payload: {} });
+      expect([r.statusCode, r.json()]).toEqual([418, { detail: 'the pot p2 is a teapot', code: 'NG_ERR_ERRORS_TEST_TEAPOT' }]);
+    } finally {
+      await app.close();
+    }
   });
 });
