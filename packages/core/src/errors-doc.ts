@@ -173,29 +173,9 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
         meaning: 'A dataset row could not be collated into the prepared file (for example a row that is not a JSON object cannot get an `agent_ref`).',
         fix: 'Correct the row at the file and line the message names.',
       },
-      NG_ERR_DATA_VALIDATION: {
-        meaning: '`ng-test` found a server\'s example data or its metrics not as required (five example rows, a metrics file that matches them).',
-        fix: 'Regenerate with `ng-prepare-data +mode=example_validation` and check `data/example.jsonl`.',
-      },
       NG_ERR_DATA_DOWNLOAD: {
         meaning: 'A data file a server needs (for example WorkBench\'s tables) could not be downloaded from its publisher, or arrived with a checksum that does not match. The server reports it as a config problem naming the folders it looked in.',
         fix: 'Check network access to the URL in the message, or download the files yourself into one of the folders the message lists (workbench: point `csv_data_dir` at them). `ng-download-dataset` raises it when a downloaded file\'s size or SHA-256 differs from what the Hugging Face Hub publishes for it; the file is deleted, not left in place. Run the command again; if it repeats, the Hub\'s copy changed during the download or a proxy alters the file.',
-      },
-      NG_ERR_HUB: {
-        meaning: '`ng-download-dataset` or `ng-upload-dataset`: the Hugging Face Hub answered with an error other than a refused authorization — the repo or the file does not exist (a private repo looks the same to a reader without access), a dataset entry without `artifact_fpath` names a repo with no data file for its split (the message lists the repo\'s files), or the Hub failed (HTTP 5xx). The message names the repo, the file and the Hub\'s answer.',
-        fix: 'Check `huggingface_identifier.repo_id` and `artifact_fpath` against the repo\'s "Files" page; for a server error, run the command again later (a partial download is continued).',
-      },
-      NG_ERR_HUB_AUTH: {
-        meaning: 'The Hub refused the request: the dataset is gated or private and no token was given (HTTP 401), or the token\'s account has no access to it or may not write to it (HTTP 403). The message names the repo; the token itself is never printed.',
-        fix: 'Put a token in `env.yaml` as `hf_token: hf_…` (created at huggingface.co/settings/tokens; read access to download, write access to upload), or export `HF_TOKEN`. For a gated dataset, accept its conditions on the dataset\'s page with the token\'s account.',
-      },
-      NG_ERR_HUB_UNREACHABLE: {
-        meaning: 'The Hub could not be reached (no network, DNS failure, refused connection, or no answer within the time limit). The message says which URL to fetch and where to save the file.',
-        fix: 'Fetch the file from the URL in the message on a machine that has access and copy it to the path given, then run the command again (a file already in place whose rows validate is kept); or point `hf_endpoint` (or `HF_ENDPOINT`) at a reachable mirror.',
-      },
-      NG_ERR_DATASET_ROWS: {
-        meaning: '`ng-upload-dataset` refused a dataset: some rows fail the checks `ng-prepare-data` applies (a line that is not JSON, a missing or invalid `responses_create_params`). The message lists the first invalid rows by line number and field. `ng-download-dataset` raises it for a file already at `jsonl_fpath` with invalid rows when the dataset has no Hub copy to fetch instead, and when a split\'s Parquet or JSON file cannot be converted to JSONL (an integer beyond 2^53, a binary value, a page codec it cannot decompress, a line that is not JSON); nothing is written then.',
-        fix: 'Fix or remove the listed lines and upload again; `ng-prepare-data` shows the same checks. For a split that cannot be converted, set `artifact_fpath` to a JSONL file of the split.',
       },
     },
   },
@@ -213,19 +193,6 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
       NG_ERR_PY_EXCEPTION: {
         meaning: 'Code that reproduces Python behaviour raised where Python raises (`TypeError`, `ValueError`, …); the message is the Python exception\'s text. Servers that mirror upstream return it the way upstream does (for example as a tool\'s error output).',
         fix: 'Usually nothing: it is the answer upstream gives for that input. If it is unexpected, the message says which value Python would reject.',
-      },
-    },
-  },
-  {
-    title: 'Commands and tools',
-    codes: {
-      NG_ERR_TEST: {
-        meaning: '`ng-test`/`ng-test-all` could not run a server\'s tests (vitest missing, `pnpm install` failed, or an unrecognized exit code).',
-        fix: 'Run `pnpm install` at the repository root; rerun one server with `ng-test +entrypoint=<dir>`.',
-      },
-      NG_ERR_TEMPLATES_MISSING: {
-        meaning: '`ng-init-resources-server` did not find the templates it copies (`packages/cli/templates/resources_server`).',
-        fix: 'Run it from a full checkout of the repository (the templates are part of `packages/cli`).',
       },
     },
   },

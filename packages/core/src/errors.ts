@@ -94,19 +94,11 @@ export const ERRORS = {
   NG_ERR_PREPARE_CONFIG: { message: '%s' },
   NG_ERR_PREPARE_MISSING_DATASETS: { message: '%s' },
   NG_ERR_PREPARE_COLLATE: { message: '%s' },
-  NG_ERR_DATA_VALIDATION: { message: '%s' },
   NG_ERR_DATA_DOWNLOAD: { message: '%s' },
-  NG_ERR_HUB: { message: '%s' },
-  NG_ERR_HUB_AUTH: { message: '%s' },
-  NG_ERR_HUB_UNREACHABLE: { message: '%s' },
-  NG_ERR_DATASET_ROWS: { message: '%s' },
   // Python semantics
   NG_ERR_PY_REGEX: { message: '%s at position %s' },
   NG_ERR_PY_REGEX_UNSUPPORTED: { message: '%s at position %s has no JavaScript equivalent' },
   NG_ERR_PY_EXCEPTION: { message: '%s' },
-  // Commands and tools
-  NG_ERR_TEST: { message: '%s' },
-  NG_ERR_TEMPLATES_MISSING: { message: 'the resources server templates were not found next to %s (expected packages/cli/templates/resources_server)' },
   // Limits on requests
   NG_ERR_BODY_TOO_DEEP: { message: 'the request body nests arrays/objects more than %s levels deep; send a flatter body (e.g. encode deep data as a string)', status: 400 },
   NG_ERR_BODY_TOO_LARGE: { message: 'the request body is larger than the limit of %s bytes; send less data per request', status: 413 },
@@ -334,14 +326,6 @@ export const PoolWorkerError = createError('NG_ERR_POOL_WORKER', 'PoolWorkerErro
 export const PoolWorkerDiedError = createError('NG_ERR_POOL_WORKER_DIED', 'PoolWorkerDiedError');
 /** A data file a server needs could not be downloaded or did not match its checksum. */
 export const DataDownloadError = createError('NG_ERR_DATA_DOWNLOAD', 'DataDownloadError');
-/** The Hugging Face Hub answered with an error other than an authorization refusal (a missing repo or file, a server error). */
-export const HubError = createError('NG_ERR_HUB', 'HubError');
-/** The Hugging Face Hub refused a request for want of a token, or the token lacks access to the repo. */
-export const HubAuthError = createError('NG_ERR_HUB_AUTH', 'HubAuthError');
-/** The Hugging Face Hub could not be reached at all. */
-export const HubUnreachableError = createError('NG_ERR_HUB_UNREACHABLE', 'HubUnreachableError');
-/** A dataset file to publish has rows that fail the checks of ng-prepare-data. */
-export const DatasetRowsError = createError('NG_ERR_DATASET_ROWS', 'DatasetRowsError');
 /** A request body nested deeper than the server accepts. */
 export const BodyTooDeepError = createError('NG_ERR_BODY_TOO_DEEP', 'BodyTooDeepError');
 /** A request body larger than the server accepts. */
@@ -352,10 +336,6 @@ export const PyRegexLimitError = createError('NG_ERR_PY_REGEX_LIMIT', 'PyRegexLi
 export const ClientGoneError = createError('NG_ERR_CLIENT_GONE', 'ClientGoneError');
 /** The Redis queue of a distributed collection could not be reached or used. */
 export const QueueError = createError('NG_ERR_QUEUE', 'QueueError');
-/** A command that runs a server's tests could not run them. */
-export const TestRunError = createError('NG_ERR_TEST', 'TestRunError');
-/** The resources-server templates that ng-init-resources-server copies are missing. */
-export const TemplatesMissingError = createError('NG_ERR_TEMPLATES_MISSING', 'TemplatesMissingError');
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
 

@@ -8,7 +8,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TemplatesMissingError, UsageError } from '@nemo-gym/core/errors';
+import { UsageError } from '@nemo-gym/core/errors';
+import { TemplatesMissingError } from '../errors.js';
 import type { CommandSpec } from '../runtime.js';
 
 /** packages/cli/templates, found from both src/commands (sources) and dist/src/commands (build). */

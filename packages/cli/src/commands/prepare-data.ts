@@ -5,7 +5,8 @@
  */
 import { type ConfigDict } from '@nemo-gym/core/config';
 import { prepareData, type PrepareMode } from '@nemo-gym/core/data';
-import { HubError, UsageError } from '@nemo-gym/core/errors';
+import { UsageError } from '@nemo-gym/core/errors';
+import { HubError } from '../errors.js';
 import { hubSettings } from '../hub/hub.js';
 import type { CommandSpec } from '../runtime.js';
 

@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { NgError, TestRunError, UsageError } from '@nemo-gym/core/errors';
+import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { CLI_ERRORS, TestRunError } from '../errors.js';
 import type { CommandSpec } from '../runtime.js';
 import { examplePrepareCommand, parseEntrypoint } from './init-resources-server.js';
 
@@ -19,7 +20,7 @@ export const NO_TESTS_EXIT_CODE = 5;
 /** A failed data check, with the message that says how to fix it. */
 export class DataValidationError extends NgError {
   constructor(message: string) {
-    super('NG_ERR_DATA_VALIDATION', message);
+    super(CLI_ERRORS.NG_ERR_DATA_VALIDATION, message);
   }
 }
 

@@ -14,7 +14,8 @@ import { createReadStream, existsSync, mkdirSync, statSync, truncateSync, unlink
 import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataDownloadError, HubError } from '@nemo-gym/core/errors';
+import { DataDownloadError } from '@nemo-gym/core/errors';
+import { HubError } from '../errors.js';
 import { fetchWithLimit, hubFailure, networkCode, type HubContext, type HubSettings } from './hub.js';
 
 export interface DownloadRequest {

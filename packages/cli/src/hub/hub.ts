@@ -5,7 +5,8 @@
  * translation of the library's failures into the project's coded errors. The token goes only
  * into the Authorization header the library sends; no message here contains it.
  */
-import { HubAuthError, HubError, HubUnreachableError, NgError, UsageError } from '@nemo-gym/core/errors';
+import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { HubAuthError, HubError, HubUnreachableError } from '../errors.js';
 
 export const PUBLIC_HUB_URL = 'https://huggingface.co';
 

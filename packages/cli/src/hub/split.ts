@@ -23,7 +23,7 @@ import { writeStreamAtomic } from '@nemo-gym/core/files';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as zlib from 'node:zlib';
-import { DatasetRowsError, HubError } from '@nemo-gym/core/errors';
+import { DatasetRowsError, HubError } from '../errors.js';
 import { datasetPageUrl, fetchWithLimit, hubFailure, type HubContext, type HubSettings } from './hub.js';
 import { downloadHubFile, type DownloadResult } from './download.js';
 

@@ -4,7 +4,7 @@
  * commit (`uploadFilesWithProgress`; the library picks the Hub's transfer: regular, LFS or Xet).
  */
 import { openAsBlob } from 'node:fs';
-import { HubAuthError } from '@nemo-gym/core/errors';
+import { HubAuthError } from '../errors.js';
 import { fetchWithLimit, hubFailure, type HubContext, type HubSettings } from './hub.js';
 
 export interface UploadRequest {
