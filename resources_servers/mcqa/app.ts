@@ -45,7 +45,7 @@ export const server = defineResourcesServer({
   className: 'MCQAResourcesServer',
   configSchema: MCQAConfigSchema,
   setup: ({ config }) => ({
-    pool: new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/grade.ts' : './src/grade.js', import.meta.url), {
+    pool: new WorkerPool(new URL('./src/grade.ts', import.meta.url), {
       size: config.num_workers,
       taskTimeoutMs: config.grading_timeout_ms,
     }),

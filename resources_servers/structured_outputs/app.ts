@@ -29,7 +29,7 @@ export const server = defineResourcesServer({
   className: 'StructuredOutputsResourcesServer',
   configSchema: StructuredOutputsConfigSchema,
   setup: ({ config }) => ({
-    pool: new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/validate.ts' : './src/validate.js', import.meta.url), {
+    pool: new WorkerPool(new URL('./src/validate.ts', import.meta.url), {
       size: config.num_workers,
       taskTimeoutMs: config.validation_timeout_ms,
     }),
