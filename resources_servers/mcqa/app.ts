@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain, validationDetail, validationError } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
 import { extractAssistantText, GRADING_MODES, outputRegexOf, OutputRegexError, type GradeOutcome } from './src/grade.js';
 
@@ -38,7 +38,7 @@ function withoutNullOptions(options: Record<string, string | null>[] | null | un
 }
 
 function regexProblem(msg: string, input: unknown): HttpError {
-  return new HttpError(422, [{ type: 'value_error', loc: ['body', 'template_metadata', 'output_regex'], msg, input: input ?? null }]);
+  return validationError(validationDetail('value_error', ['template_metadata', 'output_regex'], msg, input ?? null));
 }
 
 export const server = defineResourcesServer({

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { HttpError } from '@nemo-gym/core/errors';
 import { LaxInt, pyJsonDumps } from '@nemo-gym/core/py';
-import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, SessionStore, startIfMain, type HandlerContext } from '@nemo-gym/core/server';
+import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, notAnObjectDetail, SessionStore, startIfMain, validationError, type HandlerContext } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
 import { DEFAULT_CSV_DATA_URL, loadWorkbenchData, type WorkbenchData } from './src/data.js';
 import { PyException, type Value } from './src/py.js';
@@ -72,7 +72,7 @@ function toolAnswer(output: Value): RawJson {
  */
 export function runToolRoute(state: State, sessionId: string, name: string, body: unknown, log?: { error(m: string): void }): RawJson {
   if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
-    throw new HttpError(422, [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]);
+    throw validationError(notAnObjectDetail(body));
   }
   const env = sessionEnvironment(state, sessionId);
   const kwargs = Object.entries((body ?? {}) as Record<string, Value>).filter(([, v]) => v !== null);
