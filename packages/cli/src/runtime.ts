@@ -77,7 +77,7 @@ function globalSettingsHelp(): string[] {
   const own = GLOBAL_SETTING_NAMES.filter((n) => !(GLOBAL_SETTINGS[n] as GlobalSetting).upstreamOnly);
   const upstream = GLOBAL_SETTING_NAMES.filter((n) => (GLOBAL_SETTINGS[n] as GlobalSetting).upstreamOnly);
   const heads = own.map((n) => `${n} (${settingSummary(GLOBAL_SETTINGS[n])})`);
-  const width = Math.max(...heads.map((h) => h.length));
+  const width = Math.min(48, Math.max(...heads.map((h) => h.length)));
   return [
     'Global settings (every command takes them as +name=value; ng-dump-config +settings=true prints their values):',
     ...own.map((n, i) => `  - ${heads[i]!.padEnd(width)}  ${GLOBAL_SETTINGS[n].doc}`),
