@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GLOBAL_SETTING_NAMES, GLOBAL_SETTINGS, parseOverride, RESERVED_KEYS } from '@nemo-gym/core/config';
+import { DEFAULT_HEAD_PORT, GLOBAL_SETTING_NAMES, GLOBAL_SETTINGS, headServerOf, originOf, parseOverride, RESERVED_KEYS } from '@nemo-gym/core/config';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS, ServerClient } from '@nemo-gym/core/client';
 import { COMMANDS } from '../src/commands/index.js';
 import { checkParameters, GLOBAL_KEYS } from '../src/params.js';
@@ -106,5 +106,12 @@ describe('global settings', () => {
     expect(timeouts.headersMs).toBe(5000);
     expect(timeouts.connectMs).toBe(30_000);
     void client.close();
+  });
+  it('the head server is found by one rule: its block, defaulted to 127.0.0.1 and DEFAULT_HEAD_PORT', () => {
+    expect(DEFAULT_HEAD_PORT).toBe(11000);
+    expect(headServerOf({})).toEqual({ host: '127.0.0.1', port: 11000 });
+    expect(headServerOf({ head_server: { port: 12000 } })).toEqual({ host: '127.0.0.1', port: 12000 });
+    expect(originOf(headServerOf({ head_server: { host: '10.0.0.2', port: 12000, token: 't' } }))).toBe('http://10.0.0.2:12000');
+    expect(GLOBAL_SETTINGS.head_server.default).toEqual(headServerOf({}));
   });
 });
