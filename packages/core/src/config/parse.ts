@@ -14,7 +14,7 @@ import { InterpolationError, resolveValue } from './interpolate.js';
 import { asServerRef, checkInstance, isAlmostServer, RESERVED_KEYS, type InstanceIssue, type ServerInstance } from './instances.js';
 import { isDict, MISSING, mergeAll, sourceOf, type ConfigDict, type Provenance } from './merge.js';
 import { applyDeletes, applyOverrides, parseArgs, type ParsedArgs } from './overrides.js';
-import { DEFAULT_HEAD_PORT, DEFAULT_HOST } from './settings.js';
+import { DEFAULT_HEAD_PORT, DEFAULT_HOST, settingValue } from './settings.js';
 
 export { DEFAULT_HEAD_PORT, DEFAULT_HOST } from './settings.js';
 
@@ -225,7 +225,7 @@ export async function parseGlobalConfig(options: ParseOptions = {}): Promise<Par
   if (almostServers.length > 0) {
     const text = formatAlmostServers(almostServers);
     (options.warn ?? ((t: string) => process.stderr.write(`${t}\n`)))(text);
-    const flag = 'error_on_almost_servers' in g ? g.error_on_almost_servers : true;
+    const flag = settingValue(g, 'error_on_almost_servers');
     if (flag) {
       const first = almostServers[0]!;
       throw new ConfigError(
