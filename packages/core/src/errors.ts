@@ -44,6 +44,7 @@ export function asNgCode(value: unknown): NgCode | undefined {
  * text is not such an answer.
  */
 export function answerCode(text: string): NgCode | undefined {
+  // Only a guard that spares parsing bodies without the key; the decision is the parsed field.
   if (!text.includes('"code"')) return undefined;
   try {
     const body: unknown = JSON.parse(text);
