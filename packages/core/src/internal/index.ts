@@ -5,7 +5,7 @@
 export { sharedPool } from '../client/agent.js';
 export { requestFailure, type RequestFailure } from '../client/client.js';
 export { dispatchRequest, splitUrl, type CollectedResponse, type DispatchOptions, type ResponseHeaders } from '../client/dispatch.js';
-export { backoffDelay, classifyRequest, errorCode, isConnectFailure, isRetryableTransportError, NO_RETRY, NOT_PROCESSED_STATUSES, parseRetryAfter, retryAfterMs, retryDecision, retryPolicy, sleep, withRetries, type AttemptOutcome, type AttemptState, type RetryDecision, type RetryInfo, type RetryResult } from '../client/retry.js';
+export { backoffDelay, classifyRequest, errorCode, isConnectFailure, isRetryableTransportError, NO_RETRY, NOT_PROCESSED_STATUSES, parseRetryAfter, retryAfterMs, retryDecision, withRetries, type AttemptOutcome, type AttemptState, type RetryDecision, type RetryInfo, type RetryResult } from '../client/retry.js';
 export { asServerRef, checkInstance, GitlabIdentifierSchema, HuggingFaceIdentifierSchema, isAlmostServer, LICENSES, type InstanceCheck, type InstanceIssue } from '../config/instances.js';
 export { hasInterpolation, resolveValue } from '../config/interpolate.js';
 export { mergeAll, mergeInto, MISSING, sourceOf, type Provenance } from '../config/merge.js';
