@@ -7,9 +7,9 @@
 import { z } from 'zod';
 import { type ServerClient } from '@nemo-gym/core/client';
 import { ModelServerRefSchema } from '@nemo-gym/core/config';
-import { ConfigError, HttpError } from '@nemo-gym/core/errors';
+import { ConfigError } from '@nemo-gym/core/errors';
 import { ResponseCreateParamsSchema, askJudge, fullCreateParamsDump, fullResponseDump } from '@nemo-gym/core/openai';
-import { ResourcesServerConfigSchema, BaseVerifyRequestSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
+import { ResourcesServerConfigSchema, BaseVerifyRequestSchema, defineResourcesServer, startIfMain, validationDetail, validationError } from '@nemo-gym/core/server';
 import { extractExpectedAnswer, extractLastAssistantText, extractQuestionText } from './src/extract.js';
 import { TemplateError, parseTemplate, renderTemplate, type TemplatePart } from './src/template.js';
 
@@ -117,9 +117,9 @@ export async function verifyEquivalence(body: VerifyRequest, ctx: Ctx) {
   let extractRegex: string | null = cfg.response_extract_regex;
   if (recordRegex) {
     if (typeof recordRegex !== 'string' && !tooLong) {
-      throw new HttpError(422, [
-        { type: 'string_type', loc: ['body', 'template_metadata', 'output_regex'], msg: 'template_metadata.output_regex must be a string (a Python regular expression)', input: recordRegex },
-      ]);
+      throw validationError(
+        validationDetail('string_type', ['template_metadata', 'output_regex'], 'template_metadata.output_regex must be a string (a Python regular expression)', recordRegex),
+      );
     }
     extractRegex = tooLong ? null : (recordRegex as string);
   }

@@ -134,7 +134,7 @@ export const server = defineResourcesServer({
       minBytes: config.browse_min_bytes,
       userAgent: config.browse_user_agent,
     });
-    const pool = new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/extract.ts' : './src/extract.js', import.meta.url), {
+    const pool = new WorkerPool(new URL('./src/extract.ts', import.meta.url), {
       size: config.num_workers,
       taskTimeoutMs: Math.round(config.extract_timeout_s * 1000),
     });

@@ -96,7 +96,7 @@ export const server = defineResourcesServer({
           `Point it at the Python langdetect package's profiles folder (files named af, ar, ..., en, ...), or remove the key.`,
       );
     }
-    const workerModule = new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url);
+    const workerModule = new URL('./src/worker.ts', import.meta.url);
     const timeoutMs = ctx.config.verify_timeout_s * 1000;
     const pool = new WorkerPool(workerModule, {
       size: ctx.config.num_workers ?? defaultWorkerCount(replicasOnHost(ctx.config)),

@@ -80,7 +80,6 @@ interface State {
   sessions: SessionStore<RolloutSession>;
   verifier: Verifier;
   connectOptions: ConnectOptions;
-  sweeper: NodeJS.Timeout;
 }
 
 /** Every value the MCP server configs hold under env and headers (never shown in errors). */
@@ -166,9 +165,9 @@ export const server = defineResourcesServer({
       maxSessions: config.max_sessions,
       isBusy: (s) => s.busy > 0,
       onDrop: (_id, s) => void s.close(),
-    });
-    const sweeper = setInterval(() => sessions.sweep(), Math.min(30_000, config.session_idle_ttl_s * 1000)).unref();
-    return { tools, sessions, verifier, connectOptions, sweeper };
+      what: 'The MCP session of this rollout',
+    }).startSweeping(30_000);
+    return { tools, sessions, verifier, connectOptions };
   },
   seedSession: {
     body: BaseSeedSessionRequestSchema.loose(),
@@ -182,8 +181,7 @@ export const server = defineResourcesServer({
     body: BaseVerifyRequestSchema.loose(),
     handler: async (body, ctx) => {
       const { sessions, verifier } = ctx.state;
-      const dropped = sessions.droppedReason(ctx.sessionId);
-      if (dropped) throw sessionDropped(dropped, ctx.config);
+      sessions.assertNotDropped(ctx.sessionId);
       const rollout = sessions.get(ctx.sessionId) ?? newRollout(ctx.config, ctx.state);
       try {
         const before = rollout.lost();
@@ -206,8 +204,7 @@ export const server = defineResourcesServer({
       const args = request.body ?? {};
       if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new HttpError(422, `The arguments of \`${name}\` must be a JSON object.`);
       const id = requestSessionId(request);
-      const dropped = state.sessions.droppedReason(id);
-      if (dropped) throw sessionDropped(dropped, config);
+      state.sessions.assertNotDropped(id);
       let rollout = state.sessions.get(id);
       if (rollout === undefined) {
         rollout = newRollout(config, state);
@@ -219,9 +216,7 @@ export const server = defineResourcesServer({
     });
   },
   close: async ({ state }) => {
-    clearInterval(state.sweeper);
-    const open = state.sessions.ids().map((id) => state.sessions.take(id));
-    await Promise.all(open.map((s) => s?.close()));
+    await Promise.all(state.sessions.close().map((s) => s.close()));
   },
 });
 
@@ -252,11 +247,6 @@ async function callIn(rollout: RolloutSession, server: string, tool: string, arg
   } finally {
     rollout.busy--;
   }
-}
-
-function sessionDropped(reason: string, config: McpToolsConfig): HttpError {
-  const why = reason === 'idle' ? `it was idle longer than session_idle_ttl_s (${config.session_idle_ttl_s} s)` : `more than max_sessions (${config.max_sessions}) were open`;
-  return new HttpError(410, `The MCP sessions of this rollout were closed because ${why}; raise that setting in the server config and run the rollout again.`);
 }
 
 startIfMain(import.meta.url, server);

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain, validationDetail, validationError } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
 import { extractAssistantText, GRADING_MODES, outputRegexOf, OutputRegexError, type GradeOutcome } from './src/grade.js';
 
@@ -38,14 +38,14 @@ function withoutNullOptions(options: Record<string, string | null>[] | null | un
 }
 
 function regexProblem(msg: string, input: unknown): HttpError {
-  return new HttpError(422, [{ type: 'value_error', loc: ['body', 'template_metadata', 'output_regex'], msg, input: input ?? null }]);
+  return validationError(validationDetail('value_error', ['template_metadata', 'output_regex'], msg, input ?? null));
 }
 
 export const server = defineResourcesServer({
   className: 'MCQAResourcesServer',
   configSchema: MCQAConfigSchema,
   setup: ({ config }) => ({
-    pool: new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/grade.ts' : './src/grade.js', import.meta.url), {
+    pool: new WorkerPool(new URL('./src/grade.ts', import.meta.url), {
       size: config.num_workers,
       taskTimeoutMs: config.grading_timeout_ms,
     }),

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ConfigError, HttpError } from '@nemo-gym/core/errors';
 import { laxFloatFromStr } from '@nemo-gym/core/py';
-import { BaseVerifyRequestSchema, RawJson, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
+import { BaseVerifyRequestSchema, emptyBodyDetail, notAnObjectDetail, RawJson, ResourcesServerConfigSchema, defineResourcesServer, startIfMain, validationDetail, validationError, type ValidationDetail } from '@nemo-gym/core/server';
 import { ARG_NAMES, FUNCTIONS, PyException, callFunction, solutionJson, type Args } from './src/universe.js';
 import { computeReward, parseGroundTruth } from './src/verify.js';
 import { PythonLibm, PythonLibmError } from './src/pylibm.js';
@@ -42,21 +42,12 @@ export const MultiVerseMathHardVerifyRequestSchema = BaseVerifyRequestSchema.ext
   breadth: PyInt,
 });
 
-interface Detail {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input: unknown;
-}
-
 /** Validates a tool body like upstream's model `{a, b, radians, base: Optional[float]}` (lax floats, extras ignored). */
-export function parseToolArgs(body: unknown): Args | Detail[] {
-  if (body === undefined) return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }];
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }];
-  }
+export function parseToolArgs(body: unknown): Args | ValidationDetail[] {
+  if (body === undefined) return emptyBodyDetail();
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [notAnObjectDetail(body)];
   const args: Args = {};
-  const errors: Detail[] = [];
+  const errors: ValidationDetail[] = [];
   for (const key of ARG_NAMES) {
     const v = (body as Record<string, unknown>)[key];
     if (v === undefined || v === null) continue;
@@ -65,9 +56,9 @@ export function parseToolArgs(body: unknown): Args | Detail[] {
     else if (typeof v === 'string') {
       const f = laxFloatFromStr(v);
       if (f === null) {
-        errors.push({ type: 'float_parsing', loc: ['body', key], msg: 'Input should be a valid number, unable to parse string as a number', input: v });
+        errors.push(validationDetail('float_parsing', [key], 'Input should be a valid number, unable to parse string as a number', v));
       } else args[key] = f;
-    } else errors.push({ type: 'float_type', loc: ['body', key], msg: 'Input should be a valid number', input: v });
+    } else errors.push(validationDetail('float_type', [key], 'Input should be a valid number', v));
   }
   return errors.length ? errors : args;
 }
@@ -96,7 +87,7 @@ export const server = defineResourcesServer({
     handler: (body) => {
       const groundTruth = parseGroundTruth(body.ground_truth);
       if (typeof groundTruth === 'string') {
-        throw new HttpError(422, [{ type: 'value_error', loc: ['body', 'ground_truth'], msg: groundTruth, input: body.ground_truth }]);
+        throw validationError(validationDetail('value_error', ['ground_truth'], groundTruth, body.ground_truth));
       }
       const reward = computeReward(groundTruth, body.response.output as { type?: unknown; output?: unknown }[]);
       return { responses_create_params: body.responses_create_params, response: body.response, reward };
@@ -107,7 +98,7 @@ export const server = defineResourcesServer({
     // (/verify, /seed_session) take precedence in the router.
     app.post<{ Params: { path: string } }>('/:path', async (request, reply) => {
       const parsed = parseToolArgs(request.body);
-      if (Array.isArray(parsed)) throw new HttpError(422, parsed);
+      if (Array.isArray(parsed)) throw validationError(...parsed);
       const name = request.params.path;
       if (!Object.prototype.hasOwnProperty.call(FUNCTIONS, name)) throw new HttpError(404, 'Function not found');
       let solution: number;

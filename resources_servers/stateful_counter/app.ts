@@ -4,21 +4,9 @@
  * when the counter equals `expected_count`.
  */
 import { z } from 'zod';
-import { HttpError } from '@nemo-gym/core/errors';
 import { LaxInt } from '@nemo-gym/core/py';
 import { BaseVerifyRequestSchema, defineResourcesServer, requestSessionId, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
 import { CounterStore } from './src/store.js';
-
-/** A call for a session whose counter was dropped before its verify: never score it as a plain miss. */
-function expired(store: CounterStore, sessionId: string, config: { session_idle_ttl_s: number; max_sessions: number }): void {
-  const reason = store.droppedReason(sessionId);
-  if (!reason) return;
-  const why =
-    reason === 'idle'
-      ? `it was idle for more than session_idle_ttl_s = ${config.session_idle_ttl_s} s`
-      : `more than max_sessions = ${config.max_sessions} sessions were live`;
-  throw new HttpError(410, `The counter of this session was dropped because ${why}; raise that setting in the server config and run the rollout again.`);
-}
 
 export const StatefulCounterConfigSchema = ResourcesServerConfigSchema.extend({
   /** Seconds after its last call before an unverified session's counter is dropped. */
@@ -33,22 +21,18 @@ export const StatefulCounterVerifyRequestSchema = BaseVerifyRequestSchema.extend
 
 interface State {
   store: CounterStore;
-  timer: NodeJS.Timeout;
 }
 
 export const server = defineResourcesServer({
   className: 'StatefulCounterResourcesServer',
   configSchema: StatefulCounterConfigSchema,
   setup: ({ config }): State => {
-    const store = new CounterStore({ idleTtlMs: config.session_idle_ttl_s * 1000, maxSessions: config.max_sessions });
-    // idle sessions are also swept without traffic; the timer never keeps the process alive
-    const timer = setInterval(() => store.sweep(), Math.min(60_000, config.session_idle_ttl_s * 1000));
-    timer.unref();
-    return { store, timer };
+    // A call for a session whose counter was dropped before its verify answers 410: never scored as a plain miss.
+    const store = new CounterStore({ idleTtlMs: config.session_idle_ttl_s * 1000, maxSessions: config.max_sessions, what: 'The counter of this session' });
+    return { store: store.startSweeping() };
   },
   close: ({ state }) => {
-    clearInterval(state.timer);
-    state.store.clear();
+    state.store.close();
   },
   seedSession: {
     body: SeedSessionRequestSchema,
@@ -61,25 +45,25 @@ export const server = defineResourcesServer({
     increment_counter: {
       body: IncrementCounterRequestSchema,
       handler: ({ count }, ctx) => {
-        expired(ctx.state.store, ctx.sessionId, ctx.config);
+        ctx.state.store.assertNotDropped(ctx.sessionId);
         const current = ctx.state.store.setDefault(ctx.sessionId, 0);
         ctx.state.store.set(ctx.sessionId, current + count);
         return { success: true };
       },
     },
   },
-  routes: (app, { state, config }) => {
+  routes: (app, { state }) => {
     // Takes no arguments: answers with or without a JSON body, like upstream.
     app.post('/get_counter_value', async (request, reply) => {
       const sessionId = requestSessionId(request);
-      expired(state.store, sessionId, config);
+      state.store.assertNotDropped(sessionId);
       return reply.type('application/json').send(JSON.stringify({ count: state.store.setDefault(sessionId, 0) }));
     });
   },
   verify: {
     body: StatefulCounterVerifyRequestSchema,
     handler: (body, ctx) => {
-      expired(ctx.state.store, ctx.sessionId, ctx.config);
+      ctx.state.store.assertNotDropped(ctx.sessionId);
       // The rollout ends here, so its counter is freed.
       const counter = ctx.state.store.take(ctx.sessionId);
       const reward = counter === undefined ? 0.0 : body.expected_count === counter ? 1.0 : 0.0;

@@ -4,9 +4,9 @@
  * not judged. Validation runs in worker threads so large schemas never stall the server.
  */
 import { z } from 'zod';
-import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
+import { TimeoutError } from '@nemo-gym/core/errors';
 import { outputText } from '@nemo-gym/core/openai';
-import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain } from '@nemo-gym/core/server';
+import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema, startIfMain, validationDetail, validationError } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
 import type { ScoreResult } from './src/validate.js';
 
@@ -29,7 +29,7 @@ export const server = defineResourcesServer({
   className: 'StructuredOutputsResourcesServer',
   configSchema: StructuredOutputsConfigSchema,
   setup: ({ config }) => ({
-    pool: new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/validate.ts' : './src/validate.js', import.meta.url), {
+    pool: new WorkerPool(new URL('./src/validate.ts', import.meta.url), {
       size: config.num_workers,
       taskTimeoutMs: config.validation_timeout_ms,
     }),
@@ -46,16 +46,15 @@ export const server = defineResourcesServer({
         result = await ctx.state.pool.run<ScoreResult>('scoreJson', [body.schema_str, text]);
       } catch (e) {
         if (e instanceof TimeoutError || (e as { code?: unknown }).code === 'NG_ERR_TIMEOUT') {
-          throw new HttpError(422, [
-            {
-              type: 'value_error',
-              loc: ['body', 'schema_str'],
-              msg:
-                `validating this response against the schema did not finish within ${ctx.config.validation_timeout_ms} ms; ` +
+          throw validationError(
+            validationDetail(
+              'value_error',
+              ['schema_str'],
+              `validating this response against the schema did not finish within ${ctx.config.validation_timeout_ms} ms; ` +
                 'a `pattern` in the schema probably backtracks catastrophically (nested quantifiers like (a+)+): simplify it',
-              input: null,
-            },
-          ]);
+              null,
+            ),
+          );
         }
         // the worker died while validating (or the task threw): this answer could not be checked;
         // a pool that is closed or cannot start workers is the server's failure and stays an error
@@ -65,9 +64,7 @@ export const server = defineResourcesServer({
         result = { reward: 0.0, stage: 'internal_error', error: `validation failed: ${(e as Error).message}` };
       }
       if (result.stage === 'unsupported') {
-        throw new HttpError(422, [
-          { type: 'value_error', loc: ['body', 'schema_str'], msg: `the schema cannot be checked here: ${result.message}`, input: null },
-        ]);
+        throw validationError(validationDetail('value_error', ['schema_str'], `the schema cannot be checked here: ${result.message}`, null));
       }
       const out = { responses_create_params: body.responses_create_params, response: body.response, reward: result.reward };
       // an error (not a verdict on the answer) is reported with the 0.0 it scores

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { HttpError } from '@nemo-gym/core/errors';
 import { LaxInt, pyJsonDumps } from '@nemo-gym/core/py';
-import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, SessionStore, startIfMain, type HandlerContext } from '@nemo-gym/core/server';
+import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineResourcesServer, RawJson, requestSessionId, ResourcesServerConfigSchema, notAnObjectDetail, SessionStore, startIfMain, validationError, type HandlerContext } from '@nemo-gym/core/server';
 import { WorkerPool } from '@nemo-gym/core/workers';
 import { DEFAULT_CSV_DATA_URL, loadWorkbenchData, type WorkbenchData } from './src/data.js';
 import { PyException, type Value } from './src/py.js';
@@ -48,23 +48,15 @@ export interface State {
   /** The folder the tables were read from (workers read it again). */
   dataDir: string;
   sessions: SessionStore<Environment>;
-  timer: NodeJS.Timeout;
   pool: WorkerPool | null;
 }
 
 const NOT_SEEDED = 'Session not initialized. Please call seed_session first.';
 
-function sessionEnvironment(state: State, config: Config, sessionId: string): Environment {
+function sessionEnvironment(state: State, sessionId: string): Environment {
   const env = state.sessions.get(sessionId);
   if (env) return env;
-  const reason = state.sessions.droppedReason(sessionId);
-  if (reason) {
-    const why =
-      reason === 'idle'
-        ? `it was idle for more than session_idle_ttl_s = ${config.session_idle_ttl_s} s`
-        : `more than max_sessions = ${config.max_sessions} sessions were live`;
-    throw new HttpError(410, `The environment of this session was dropped because ${why}; raise that setting in the server config and run the rollout again.`);
-  }
+  state.sessions.assertNotDropped(sessionId);
   throw new HttpError(400, NOT_SEEDED);
 }
 
@@ -78,11 +70,11 @@ function toolAnswer(output: Value): RawJson {
  * failure becomes `Error executing tool '<name>': <message>` (HTTP 200), which the agent shows
  * the model so that it can correct itself.
  */
-export function runToolRoute(state: State, config: Config, sessionId: string, name: string, body: unknown, log?: { error(m: string): void }): RawJson {
+export function runToolRoute(state: State, sessionId: string, name: string, body: unknown, log?: { error(m: string): void }): RawJson {
   if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
-    throw new HttpError(422, [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: body }]);
+    throw validationError(notAnObjectDetail(body));
   }
-  const env = sessionEnvironment(state, config, sessionId);
+  const env = sessionEnvironment(state, sessionId);
   const kwargs = Object.entries((body ?? {}) as Record<string, Value>).filter(([, v]) => v !== null);
   try {
     return toolAnswer(callTool(env, name, kwargs));
@@ -101,23 +93,24 @@ export const server = defineResourcesServer({
       downloadUrl: config.csv_data_url ?? false,
       log: (m) => log.info(m),
     });
-    const sessions = new SessionStore<Environment>({ idleTtlMs: config.session_idle_ttl_s * 1000, maxSessions: config.max_sessions });
-    const timer = setInterval(() => sessions.sweep(), Math.min(60_000, config.session_idle_ttl_s * 1000));
-    timer.unref();
+    const sessions = new SessionStore<Environment>({
+      idleTtlMs: config.session_idle_ttl_s * 1000,
+      maxSessions: config.max_sessions,
+      what: 'The environment of this session',
+    }).startSweeping();
     const pool =
       config.verify_workers !== 0
-        ? new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './src/worker.ts' : './src/worker.js', import.meta.url), {
+        ? new WorkerPool(new URL('./src/worker.ts', import.meta.url), {
             size: config.verify_workers ?? undefined,
             taskTimeoutMs: config.verify_timeout_s * 1000,
           })
         : null;
     // start the worker and read the tables there before the first rollout arrives
     if (pool) await pool.run('verifyReward', [dir, [], []]);
-    return { data, dataDir: dir, sessions, timer, pool };
+    return { data, dataDir: dir, sessions, pool };
   },
   close: async ({ state }) => {
-    clearInterval(state.timer);
-    state.sessions.clear();
+    state.sessions.close();
     await state.pool?.close();
   },
   seedSession: {
@@ -133,14 +126,14 @@ export const server = defineResourcesServer({
       {
         body: ToolBodySchema,
         handler: (body: Record<string, unknown>, ctx: HandlerContext<Config, State>) =>
-          runToolRoute(ctx.state, ctx.config, ctx.sessionId, name, body, ctx.log),
+          runToolRoute(ctx.state, ctx.sessionId, name, body, ctx.log),
       },
     ]),
   ),
-  routes: (app, { state, config, log }) => {
+  routes: (app, { state, log }) => {
     // Any other name: upstream's catch-all route answers with the KeyError text (after the session check).
     app.post<{ Params: { name: string } }>('/:name', async (request, reply) => {
-      const out = runToolRoute(state, config, requestSessionId(request), request.params.name, request.body, log);
+      const out = runToolRoute(state, requestSessionId(request), request.params.name, request.body, log);
       return reply.status(out.status).type('application/json').send(out.text);
     });
   },

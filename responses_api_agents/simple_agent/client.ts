@@ -5,14 +5,15 @@
  * every output item of the trajectory.
  */
 import { ServerClient } from '@nemo-gym/core/client';
+import { DEFAULT_HEAD_PORT, DEFAULT_HOST } from '@nemo-gym/core/config';
 import { describeError } from '@nemo-gym/core/errors';
 
 const agent = process.argv[2] ?? 'simple_weather_simple_agent';
 const question = process.argv[3] ?? "What's the weather like in San Francisco?";
-const headPort = Number(process.argv[4] ?? 11000);
+const headPort = process.argv[4] === undefined ? DEFAULT_HEAD_PORT : Number(process.argv[4]);
 
 try {
-  const client = await ServerClient.fromHeadServer({ host: '127.0.0.1', port: headPort });
+  const client = await ServerClient.fromHeadServer({ host: DEFAULT_HOST, port: headPort });
   const res = await client.post(agent, '/v1/responses', {
     input: [{ role: 'user', content: question }],
     tools: [{ type: 'function', name: 'get_weather', description: 'Current weather for a city', strict: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } }],

@@ -7,38 +7,15 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { closest, isDict, loadYamlFile, repoRoot, RESERVED_KEYS, type ConfigDict, type Override } from '@nemo-gym/core/config';
+import { closest, GLOBAL_SETTING_NAMES, isDict, loadYamlFile, repoRoot, type ConfigDict, type Override } from '@nemo-gym/core/config';
 import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from './runtime.js';
 
 /**
- * Top-level keys every command accepts: the config's reserved keys and the global settings upstream
- * recognises (some only matter to upstream's Python runtime; they stay allowed so its configs and
- * command lines work unchanged).
+ * Top-level keys every command accepts: the global settings (core's one declaration, upstream's
+ * keys included so its configs and command lines work unchanged) and the help switches.
  */
-export const GLOBAL_KEYS: readonly string[] = [
-  ...RESERVED_KEYS,
-  'policy_base_url',
-  'policy_api_key',
-  'policy_model_name',
-  'error_on_almost_servers',
-  'ray_head_node_address',
-  'profiling_enabled',
-  'profiling_results_dirpath',
-  'uvicorn_logging_show_200_ok',
-  'global_aiohttp_connector_limit',
-  'global_aiohttp_connector_limit_per_host',
-  'global_aiohttp_client_request_debug',
-  'mlflow_tracking_uri',
-  'mlflow_tracking_token',
-  'use_absolute_ip',
-  'log_level',
-  'log_format',
-  'replica_health_interval_s',
-  'replica_health_timeout_s',
-  'h',
-  'help',
-];
+export const GLOBAL_KEYS: readonly string[] = [...GLOBAL_SETTING_NAMES, 'h', 'help'];
 
 export interface ConfigSources {
   /** The merged config (its config_paths is the expanded list of files read). */

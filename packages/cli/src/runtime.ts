@@ -7,7 +7,7 @@
  * without a stack trace; so are file-system errors (EACCES, ENOSPC, …: the path, the cause, the fix).
  */
 import { Command, CommanderError } from 'commander';
-import { parseGlobalConfig, parseOverride, type ConfigDict, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core/config';
+import { GLOBAL_SETTING_NAMES, GLOBAL_SETTINGS, parseGlobalConfig, parseOverride, type ConfigDict, type GlobalSetting, type Override, type ParsedArgs, type ParseOptions } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { fileErrorLine, isFsError } from '@nemo-gym/core/files';
 import { checkParameters } from './params.js';
@@ -55,6 +55,7 @@ function parametersHelp(spec: CommandSpec): string {
   const width = Math.max(0, ...flags.map((f) => `${f.name} (${f.type})`.length));
   for (const f of flags) lines.push(`  - ${`${f.name} (${f.type})`.padEnd(width)}  ${f.required ? '[required] ' : ''}${f.description}`);
   const [, ...aliases] = commandNames(spec);
+  lines.push('', ...globalSettingsHelp());
   lines.push(
     '',
     'Settings: "+config_paths=[a.yaml,b.yaml]" names the config files; +key=value adds a key, ++key=value adds or',
@@ -64,6 +65,24 @@ function parametersHelp(spec: CommandSpec): string {
     `Also runs as ${aliases.join(' and ')}; from the repository root: pnpm ${pnpmScriptOf(spec)}.`,
   );
   return lines.join('\n');
+}
+
+/** A setting's type and default as help shows them: `float, default 30`. */
+export function settingSummary(setting: GlobalSetting): string {
+  return setting.default === null ? setting.type : `${setting.type}, default ${JSON.stringify(setting.default)}`;
+}
+
+/** The help's list of the global settings, from their one declaration (core/config GLOBAL_SETTINGS). */
+function globalSettingsHelp(): string[] {
+  const own = GLOBAL_SETTING_NAMES.filter((n) => !(GLOBAL_SETTINGS[n] as GlobalSetting).upstreamOnly);
+  const upstream = GLOBAL_SETTING_NAMES.filter((n) => (GLOBAL_SETTINGS[n] as GlobalSetting).upstreamOnly);
+  const heads = own.map((n) => `${n} (${settingSummary(GLOBAL_SETTINGS[n])})`);
+  const width = Math.min(48, Math.max(...heads.map((h) => h.length)));
+  return [
+    'Global settings (every command takes them as +name=value; ng-dump-config +settings=true prints their values):',
+    ...own.map((n, i) => `  - ${heads[i]!.padEnd(width)}  ${GLOBAL_SETTINGS[n].doc}`),
+    `  Accepted for upstream's configs, unused here: ${upstream.join(', ')}.`,
+  ];
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { HttpError } from '@nemo-gym/core/errors';
 import { SessionStore } from '@nemo-gym/core/server';
 
 describe('SessionStore', () => {
@@ -66,5 +67,44 @@ describe('SessionStore', () => {
     store.set('e', 'E');
     expect(store.ids()).toEqual(['d', 'e']);
     expect(store.droppedReason('c')).toBe('capacity');
+  });
+  it('a dropped session answers 410 naming the setting to raise; a live or never-seeded one has no such answer', () => {
+    let now = 0;
+    const store = new SessionStore<string>({ idleTtlMs: 1500, maxSessions: 1, now: () => now, what: 'The counter of this session' });
+    store.set('a', 'A');
+    store.set('b', 'B');
+    const cap = store.droppedError('a');
+    expect(cap).toBeInstanceOf(HttpError);
+    expect(cap!.status).toBe(410);
+    expect(cap!.message).toBe('The counter of this session was dropped because more sessions were live than max_sessions = 1 allows; raise that setting in the server config and run the rollout again.');
+    now = 2000;
+    expect(() => store.assertNotDropped('b')).toThrow(/^The counter of this session was dropped because it was idle longer than session_idle_ttl_s \(1\.5 s\)/);
+    expect(store.droppedError('never')).toBeUndefined();
+    store.set('c', 'C');
+    expect(() => store.assertNotDropped('c')).not.toThrow();
+    expect(new SessionStore<string>({ idleTtlMs: 1000, maxSessions: 0 }).droppedError('x')).toBeUndefined();
+  });
+
+  it('startSweeping drops idle sessions without any call; close stops it and hands back the live values', () => {
+    vi.useFakeTimers();
+    try {
+      const dropped: string[] = [];
+      const store = new SessionStore<string>({ idleTtlMs: 5000, maxSessions: 10, onDrop: (id) => dropped.push(id) }).startSweeping(60_000);
+      store.set('a', 'A');
+      vi.advanceTimersByTime(5000); // the sweep at 5 s (the TTL is below 60 s): a is idle
+      expect(dropped).toEqual(['a']);
+      vi.advanceTimersByTime(1000);
+      store.set('b', 'B');
+      vi.advanceTimersByTime(4000); // the sweep at 10 s: b is not idle yet
+      expect(dropped).toEqual(['a']);
+      expect(store.close()).toEqual(['B']);
+      expect(store.size).toBe(0);
+      store.set('c', 'C');
+      vi.advanceTimersByTime(60_000);
+      expect(dropped).toEqual(['a']); // no sweep after close
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

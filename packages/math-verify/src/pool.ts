@@ -34,7 +34,7 @@ export class MathVerifier {
     const size = opts.size ?? 2;
     const pool =
       size > 0
-        ? new WorkerPool(new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url), {
+        ? new WorkerPool(new URL('./worker.ts', import.meta.url), {
             transport: 'process',
             size,
             taskTimeoutMs: this.timeoutMs,

@@ -31,7 +31,7 @@ export function seeded(data: WorkbenchData): { env: Environment; call: (name: st
   const sessions = new SessionStore<Environment>({ idleTtlMs: 3_600_000, maxSessions: 10 });
   const env = new Environment(data);
   sessions.set('s', env);
-  const state = { data, sessions, timer: setTimeout(() => {}, 0) } as State;
-  const raw = (name: string, body: unknown) => runToolRoute(state, CONFIG as never, 's', name, body).text;
+  const state = { data, sessions, dataDir: CSV_DIR, pool: null } as State;
+  const raw = (name: string, body: unknown) => runToolRoute(state, 's', name, body).text;
   return { env, call: (name, body) => (JSON.parse(raw(name, body)) as { output: unknown }).output, raw };
 }

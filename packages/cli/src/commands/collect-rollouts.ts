@@ -14,7 +14,7 @@
  */
 import { constants } from 'node:os';
 import { ServerClient } from '@nemo-gym/core/client';
-import { isDict, type ConfigDict } from '@nemo-gym/core/config';
+import { headServerOf, isDict, type ConfigDict } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { acquireOutputLock } from '@nemo-gym/core/files';
 import { checkCollectPaths, collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, parseShard, type CollectSummary } from '@nemo-gym/core/rollouts';
@@ -108,7 +108,7 @@ export const collectRolloutsCommand: CommandSpec = {
 };
 
 async function localCollectMain(config: ConfigDict): Promise<number> {
-  const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
+  const head = headServerOf(config);
   const concurrency = intFlag(config, 'num_samples_in_parallel') || 256;
   const overrides = config.responses_create_params;
   if (overrides !== undefined && overrides !== null && !isDict(overrides)) {

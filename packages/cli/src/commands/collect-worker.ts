@@ -8,7 +8,7 @@
  */
 import { constants } from 'node:os';
 import { ServerClient } from '@nemo-gym/core/client';
-import { isDict, type ConfigDict } from '@nemo-gym/core/config';
+import { headServerOf, isDict, type ConfigDict } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { collectViaQueue, parseQueueUrl, parseShard, runWorker, type CollectSummary, type Progress } from '@nemo-gym/core/rollouts';
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
@@ -68,7 +68,7 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
   const checks = config.preflight !== false;
   let client: ServerClient | undefined;
   if (checks) {
-    const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
+    const head = headServerOf(config);
     try {
       client = await ServerClient.fromHeadServer(head, { retry: { maxElapsedMs: 30_000 } });
     } catch (err) {
@@ -163,7 +163,7 @@ export const collectWorkerCommand: CommandSpec = {
   ],
   main: async (config) => {
     const url = queueUrl(config);
-    const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
+    const head = headServerOf(config);
     const concurrency = num(config, 'num_samples_in_parallel') || 256;
     const client = await ServerClient.fromHeadServer(head, { connectionsPerHost: Math.min(concurrency, 4096), retry: { maxElapsedMs: 30_000 } });
     const stop = new AbortController();

@@ -3,7 +3,7 @@
  * write the re-scored rows and a summary of what changed.
  */
 import { reverify, reverifyPaths, type ReverifySummary, type VerifyTarget } from '@nemo-gym/bridge';
-import { isDict, type ConfigDict } from '@nemo-gym/core/config';
+import { headServerOf, type ConfigDict } from '@nemo-gym/core/config';
 import { UsageError } from '@nemo-gym/core/errors';
 import type { CommandSpec } from '../runtime.js';
 import { numberFlag, reasonLines } from './export.js';
@@ -20,7 +20,7 @@ export function verifyTarget(config: ConfigDict, command: string, required: bool
     return { url };
   }
   if (typeof name === 'string' && name) {
-    const head = isDict(config.head_server) ? (config.head_server as { host: string; port: number }) : { host: '127.0.0.1', port: 11000 };
+    const head = headServerOf(config);
     return { serverName: name, head };
   }
   if (required) {

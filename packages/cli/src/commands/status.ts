@@ -7,17 +7,15 @@
  * head server is gone. ng-run processes that joined it from other hosts stop when it does.
  */
 import { request } from 'undici';
-import { isDict, type ConfigDict } from '@nemo-gym/core/config';
+import { DEFAULT_HEAD_PORT, headServerOf, originOf, type ConfigDict } from '@nemo-gym/core/config';
 import { HeadServerError, HeadTokenError, ServerResponseError } from '@nemo-gym/core/errors';
 import { HEAD_TOKEN_HELP, headTokenFor, headTokenHeaders, type InstanceInfo } from '@nemo-gym/core/server';
 import type { CommandSpec } from '../runtime.js';
 import { sleep } from '@nemo-gym/core/client';
 
 function headOf(config: ConfigDict): { host: string; port: number; url: string } {
-  const h = isDict(config.head_server) ? (config.head_server as { host?: string; port?: number }) : {};
-  const host = h.host ?? '127.0.0.1';
-  const port = h.port ?? 11000;
-  return { host, port, url: `http://${host}:${port}` };
+  const head = headServerOf(config);
+  return { ...head, url: originOf(head) };
 }
 
 async function getJson(url: string, timeoutMs: number): Promise<unknown> {
@@ -100,7 +98,7 @@ export function statusTable(rows: InstanceStatus[]): string {
 export const statusCommand: CommandSpec = {
   name: 'status',
   summary: 'List every server process of the running ng-run (all hosts): up or down, pid, URL, in-flight requests, uptime',
-  description: 'Example: pnpm ng-status +head_server.port=11000. Exit code 0 when every process is up, 1 otherwise.',
+  description: `Example: pnpm ng-status +head_server.port=${DEFAULT_HEAD_PORT}. Exit code 0 when every process is up, 1 otherwise.`,
   flags: [{ name: 'json', type: 'bool', description: 'print a JSON array instead of a table' }],
   main: async (config) => {
     const head = headOf(config);
@@ -117,7 +115,7 @@ export const statusCommand: CommandSpec = {
 export const stopCommand: CommandSpec = {
   name: 'stop',
   summary: 'Stop a running ng-run cleanly through its head server',
-  description: 'Example: pnpm ng-stop +head_server.port=11000. ng-run processes that joined it from other hosts stop too.',
+  description: `Example: pnpm ng-stop +head_server.port=${DEFAULT_HEAD_PORT}. ng-run processes that joined it from other hosts stop too.`,
   flags: [{ name: 'timeout_s', type: 'float', description: 'seconds to wait for the head server to go away (default 30)' }],
   main: async (config) => {
     const head = headOf(config);

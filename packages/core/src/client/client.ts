@@ -7,11 +7,12 @@ import type { Agent } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { getFirstServerConfigDict } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
+import { GLOBAL_SETTINGS, headServerOf, numberSetting, originOf, type HeadAddress } from '../config/settings.js';
 import { BadJsonError, HeadServerError, ServerResponseError, ServerUnreachableError, TimeoutError, UnknownServerError } from '../errors.js';
 import { formatCookieHeader, parseSetCookies } from '../http/cookies.js';
 import { abortReason, dispatchRequest, dispatchWithRetries, splitUrl } from './dispatch.js';
 import { createPool } from './agent.js';
-import { classifyRequest, DEFAULT_RETRY, isNoResend, localResourceFailure, NOT_PROCESSED_STATUSES, retryPolicy, type RequestClass, type RetryPolicy } from './retry.js';
+import { classifyRequest, isNoResend, localResourceFailure, NOT_PROCESSED_STATUSES, retryPolicy, type RequestClass, type RetryPolicy } from './retry.js';
 import { ReplicaSet, type Replica } from './replicas.js';
 
 export interface ClientTimeouts {
@@ -22,7 +23,11 @@ export interface ClientTimeouts {
   bodyMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 30_000, headersMs: 3_600_000, bodyMs: 3_600_000 };
+export const DEFAULT_TIMEOUTS: ClientTimeouts = {
+  connectMs: GLOBAL_SETTINGS.http_connect_timeout_s.default * 1000,
+  headersMs: GLOBAL_SETTINGS.http_headers_timeout_s.default * 1000,
+  bodyMs: GLOBAL_SETTINGS.http_body_timeout_s.default * 1000,
+};
 
 export interface ServerClientOptions {
   globalConfig?: ConfigDict;
@@ -95,10 +100,6 @@ export class ServerResponse {
   }
 }
 
-function num(v: unknown, fallback: number): number {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
-}
-
 export class ServerClient {
   readonly globalConfig: ConfigDict;
   private readonly dispatcher: Agent;
@@ -113,19 +114,19 @@ export class ServerClient {
     this.globalConfig = options.globalConfig ?? {};
     const g = this.globalConfig;
     this.timeouts = {
-      connectMs: num(g.http_connect_timeout_s, DEFAULT_TIMEOUTS.connectMs / 1000) * 1000,
-      headersMs: num(g.http_headers_timeout_s, DEFAULT_TIMEOUTS.headersMs / 1000) * 1000,
-      bodyMs: num(g.http_body_timeout_s, DEFAULT_TIMEOUTS.bodyMs / 1000) * 1000,
+      connectMs: numberSetting(g, 'http_connect_timeout_s') * 1000,
+      headersMs: numberSetting(g, 'http_headers_timeout_s') * 1000,
+      bodyMs: numberSetting(g, 'http_body_timeout_s') * 1000,
       ...options.timeouts,
     };
     this.retry = retryPolicy({
-      maxAttempts: num(g.http_retry_max_attempts, DEFAULT_RETRY.maxAttempts),
-      maxElapsedMs: num(g.http_retry_max_elapsed_s, DEFAULT_RETRY.maxElapsedMs / 1000) * 1000,
+      maxAttempts: numberSetting(g, 'http_retry_max_attempts'),
+      maxElapsedMs: numberSetting(g, 'http_retry_max_elapsed_s') * 1000,
       ...options.retry,
     });
     this.dispatcher = createPool({
-      connections: options.connectionsPerHost ?? num(g.http_connections_per_host, 1024),
-      pipelining: options.pipelining ?? num(g.http_pipelining, 1),
+      connections: options.connectionsPerHost ?? numberSetting(g, 'http_connections_per_host'),
+      pipelining: options.pipelining ?? numberSetting(g, 'http_pipelining'),
       connectTimeoutMs: this.timeouts.connectMs,
       headersTimeoutMs: this.timeouts.headersMs,
       bodyTimeoutMs: this.timeouts.bodyMs,
@@ -133,9 +134,8 @@ export class ServerClient {
   }
 
   /** A client for a process outside ng-run: reads the config from the head server. */
-  static async fromHeadServer(head?: { host: string; port: number }, options: Omit<ServerClientOptions, 'globalConfig'> = {}): Promise<ServerClient> {
-    const h = head ?? { host: '127.0.0.1', port: 11000 };
-    const globalConfig = await fetchGlobalConfig(h);
+  static async fromHeadServer(head?: HeadAddress, options: Omit<ServerClientOptions, 'globalConfig'> = {}): Promise<ServerClient> {
+    const globalConfig = await fetchGlobalConfig(head ?? headServerOf({}));
     return new ServerClient({ ...options, globalConfig });
   }
 
@@ -150,10 +150,7 @@ export class ServerClient {
   }
 
   private lookUpBaseUrl(serverName: string): string {
-    if (serverName === 'head_server' && isDict(this.globalConfig.head_server)) {
-      const h = this.globalConfig.head_server as { host?: string; port?: number };
-      return `http://${h.host ?? '127.0.0.1'}:${h.port ?? 11000}`;
-    }
+    if (serverName === 'head_server' && isDict(this.globalConfig.head_server)) return originOf(headServerOf(this.globalConfig));
     const inner = getFirstServerConfigDict(this.globalConfig, serverName);
     if (!inner || !inner.host || !inner.port) {
       const names = Object.keys(this.globalConfig).filter((k) => getFirstServerConfigDict(this.globalConfig, k)?.port);
@@ -174,11 +171,10 @@ export class ServerClient {
       const inner = serverName === 'head_server' ? undefined : getFirstServerConfigDict(this.globalConfig, serverName);
       const listed = inner?.replicas;
       if (Array.isArray(listed)) {
-        const h = isDict(this.globalConfig.head_server) ? (this.globalConfig.head_server as { host?: string; port?: number }) : null;
         set = new ReplicaSet(serverName, listed.map(String), {
-          headOrigin: h ? `http://${h.host ?? '127.0.0.1'}:${h.port ?? 11000}` : undefined,
-          intervalMs: num(this.globalConfig.replica_health_interval_s, 1) * 1000,
-          timeoutMs: num(this.globalConfig.replica_health_timeout_s, 2) * 1000,
+          headOrigin: isDict(this.globalConfig.head_server) ? originOf(headServerOf(this.globalConfig)) : undefined,
+          intervalMs: numberSetting(this.globalConfig, 'replica_health_interval_s') * 1000,
+          timeoutMs: numberSetting(this.globalConfig, 'replica_health_timeout_s') * 1000,
         });
         set.start();
       } else set = null;

@@ -6,3 +6,4 @@ export { parseOverride, type Override, type ParsedArgs } from './overrides.js';
 export { closest, DEFAULT_HEAD_PORT, DEFAULT_HOST, findOpenPort, getGlobalConfig, loadYamlFile, parseGlobalConfig, repoRoot, sharedPath, type ParsedConfig, type ParseOptions } from './parse.js';
 export { collectSecretValues, isSecretKey, MASK, redactSecrets, redactUrlCredentials } from './redact.js';
 export { instanceConfig, publicConfig } from './scoped.js';
+export { GLOBAL_SETTING_NAMES, GLOBAL_SETTINGS, headServerOf, numberSetting, originOf, settingValue, type GlobalSetting, type GlobalSettingName, type HeadAddress } from './settings.js';

@@ -2,7 +2,7 @@
  * Builds the global config dict the way upstream's GlobalConfigDictParser does:
  * config files (recursively through `config_paths`), then env.yaml at the repo root,
  * then command-line overrides; server instances recognised, refs checked, hosts and
- * ports filled in, and the head server defaulted to 127.0.0.1:11000.
+ * ports filled in, and the head server defaulted to DEFAULT_HOST:DEFAULT_HEAD_PORT.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,9 +14,9 @@ import { InterpolationError, resolveValue } from './interpolate.js';
 import { asServerRef, checkInstance, isAlmostServer, RESERVED_KEYS, type InstanceIssue, type ServerInstance } from './instances.js';
 import { isDict, MISSING, mergeAll, sourceOf, type ConfigDict, type Provenance } from './merge.js';
 import { applyDeletes, applyOverrides, parseArgs, type ParsedArgs } from './overrides.js';
+import { DEFAULT_HEAD_PORT, DEFAULT_HOST, settingValue } from './settings.js';
 
-export const DEFAULT_HEAD_PORT = 11000;
-export const DEFAULT_HOST = '127.0.0.1';
+export { DEFAULT_HEAD_PORT, DEFAULT_HOST } from './settings.js';
 
 let cachedRoot: string | undefined;
 
@@ -225,7 +225,7 @@ export async function parseGlobalConfig(options: ParseOptions = {}): Promise<Par
   if (almostServers.length > 0) {
     const text = formatAlmostServers(almostServers);
     (options.warn ?? ((t: string) => process.stderr.write(`${t}\n`)))(text);
-    const flag = 'error_on_almost_servers' in g ? g.error_on_almost_servers : true;
+    const flag = settingValue(g, 'error_on_almost_servers');
     if (flag) {
       const first = almostServers[0]!;
       throw new ConfigError(
@@ -241,7 +241,7 @@ export async function parseGlobalConfig(options: ParseOptions = {}): Promise<Par
   // 8-9. Host default and the head port to keep free.
   const defaultHost = typeof g.default_host === 'string' && g.default_host ? g.default_host : DEFAULT_HOST;
   if ('head_server' in g && g.head_server === null) {
-    throw new ConfigError(`head_server is null ${whereIs(prov, 'head_server')}. Remove the key, or give it as {host: 127.0.0.1, port: 11000}.`);
+    throw new ConfigError(`head_server is null ${whereIs(prov, 'head_server')}. Remove the key, or give it as {host: ${DEFAULT_HOST}, port: ${DEFAULT_HEAD_PORT}}.`);
   }
   const head = isDict(g.head_server) ? g.head_server : {};
   const disallowed: number[] = [];

@@ -20,7 +20,7 @@ export { createParamsDump } from '../data/validate.js';
 export { fromOpenAIClientError, statusError, transportError } from '../openai/upstream.js';
 export { MetricsAccumulator, passAtKUnbiased } from '../rollouts/metrics.js';
 export { defineServer } from '../server/define.js';
-export { emptyBodyDetail, errorAnswer, jsonInvalid, zodIssuesToDetail } from '../server/errors.js';
+export { errorAnswer, jsonInvalid, zodIssuesToDetail } from '../server/errors.js';
 export { fullVerifyDump } from '../server/kinds.js';
 export { startServer, type BuiltApp } from '../server/lifecycle.js';
 export { makeLogger } from '../server/logger.js';

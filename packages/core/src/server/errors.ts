@@ -15,6 +15,21 @@ export interface ValidationDetail {
   input: unknown;
 }
 
+/** One FastAPI-style validation detail of the request body: `path` is where in the body (loc is `['body', ...path]`). */
+export function validationDetail(type: string, path: readonly (string | number)[], msg: string, input: unknown): ValidationDetail {
+  return { type, loc: ['body', ...path], msg, input };
+}
+
+/** The 422 answer holding these validation details, as FastAPI answers a body it refuses. */
+export function validationError(...details: ValidationDetail[]): HttpError {
+  return new HttpError(422, details);
+}
+
+/** The detail for a body (or a field, at `path`) that must be a JSON object and is not, worded as pydantic words it. */
+export function notAnObjectDetail(input: unknown, path: readonly (string | number)[] = []): ValidationDetail {
+  return validationDetail('model_attributes_type', path, 'Input should be a valid dictionary or object to extract fields from', input);
+}
+
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let node = root;
   for (const p of path) {
@@ -30,24 +45,24 @@ export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], body: unk
     const input = path.length ? valueAt(body, path.slice(0, -1)) : body;
     const own = valueAt(body, path);
     if (issue.code === 'invalid_type' && own === undefined) {
-      return { type: 'missing', loc: ['body', ...path], msg: 'Field required', input: input ?? null };
+      return validationDetail('missing', path, 'Field required', input ?? null);
     }
     if (issue.code === 'unrecognized_keys') {
-      return { type: 'extra_forbidden', loc: ['body', ...path, ...issue.keys], msg: 'Extra inputs are not permitted', input: own ?? null };
+      return validationDetail('extra_forbidden', [...path, ...issue.keys], 'Extra inputs are not permitted', own ?? null);
     }
     const type = issue.code === 'invalid_type' ? `${issue.expected}_type` : issue.code;
-    return { type, loc: ['body', ...path], msg: issue.message, input: own ?? null };
+    return validationDetail(type, path, issue.message, own ?? null);
   });
 }
 
 /** The 422 answer for a body that is not JSON, worded as FastAPI words it. */
 export function jsonInvalid(err: Error): HttpError {
-  return new HttpError(422, [{ type: 'json_invalid', loc: ['body', 0], msg: `JSON decode error: ${err.message}`, input: {} }]);
+  return validationError(validationDetail('json_invalid', [0], `JSON decode error: ${err.message}`, {}));
 }
 
 /** The 422 answer for a missing body on a route whose schema needs fields. */
 export function emptyBodyDetail(): ValidationDetail[] {
-  return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }];
+  return [validationDetail('missing', [], 'Field required', null)];
 }
 
 /**

@@ -4,7 +4,7 @@ export { RawJson } from '../http/raw-json.js';
 export { formatSseEvent, SseReply, writeSse, type SseEvent } from '../http/sse.js';
 export { AgentServerConfigSchema, BaseServerConfigSchema, ModelServerConfigSchema, ResourcesServerConfigSchema } from './config.js';
 export { requestSessionId, route, type BuildOptions, type HandlerContext, type Route, type ServerDefinition, type ServerDefinitionInput, type ServerKind, type SetupContext } from './define.js';
-export { type ValidationDetail } from './errors.js';
+export { emptyBodyDetail, notAnObjectDetail, validationDetail, validationError, type ValidationDetail } from './errors.js';
 export { startHeadServer, type InstanceInfo } from './head.js';
 export { configuredHeadToken, generateHeadToken, HEAD_TOKEN_ENV, HEAD_TOKEN_HELP, headTokenFile, headTokenFor, headTokenHeaders, readHeadTokenFile, removeHeadTokenFile, tokensMatch, writeHeadTokenFile } from './head-token.js';
 export { BaseRunRequestSchema, BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, BaseVerifyResponseSchema, defineAgent, defineModelServer, defineResourcesServer, type AgentInput, type BaseRunRequest, type BaseVerifyRequest, type BaseVerifyResponse, type ModelServerInput, type ResourcesServerInput } from './kinds.js';

@@ -11,6 +11,7 @@
  */
 import pino, { type Logger as PinoLogger } from 'pino';
 import { redactSecrets } from '../config/redact.js';
+import { GLOBAL_SETTINGS } from '../config/settings.js';
 
 export interface Logger {
   info(msg: string): void;
@@ -41,8 +42,8 @@ export function loggerOptionsFrom(config: Record<string, unknown>): LoggerOption
   const level = config.log_level;
   const format = config.log_format;
   return {
-    level: typeof level === 'string' && (LOG_LEVELS as readonly string[]).includes(level.toLowerCase()) ? (level.toLowerCase() as LogLevel) : 'info',
-    format: format === 'json' ? 'json' : 'plain',
+    level: typeof level === 'string' && (LOG_LEVELS as readonly string[]).includes(level.toLowerCase()) ? (level.toLowerCase() as LogLevel) : GLOBAL_SETTINGS.log_level.default,
+    format: format === 'json' ? 'json' : GLOBAL_SETTINGS.log_format.default,
   };
 }
 

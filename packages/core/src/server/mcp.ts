@@ -192,8 +192,7 @@ async function mountMcp<R>(app: FastifyInstance, options: McpMountOptions<R>, mc
       log.info(`MCP session ${id} closed (${reason === 'idle' ? `idle for ${mcp.idle_ttl_s} s` : `more than ${mcp.max_sessions} sessions open`})`);
       void s.transport.close().catch(() => undefined);
     },
-  });
-  const sweeper = setInterval(() => live.sweep(), Math.min(60_000, mcp.idle_ttl_s * 1000)).unref();
+  }).startSweeping();
 
   const openServer = (session: Session): McpServer => {
     const server = new Server({ name: `${className}/${config.name}`, version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -273,12 +272,6 @@ async function mountMcp<R>(app: FastifyInstance, options: McpMountOptions<R>, mc
   app.delete(MCP_PATH, route, handle);
   // Before the listener closes: an open SSE stream would otherwise hold the close up.
   app.addHook('preClose', async () => {
-    clearInterval(sweeper);
-    const open: LiveSession[] = [];
-    for (const id of [...live.ids()]) {
-      const s = live.take(id);
-      if (s) open.push(s);
-    }
-    await Promise.all(open.map((s) => s.transport.close().catch(() => undefined)));
+    await Promise.all(live.close().map((s) => s.transport.close().catch(() => undefined)));
   });
 }

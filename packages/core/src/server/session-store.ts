@@ -4,8 +4,10 @@
  * than the TTL, and (least recently used first) when more than `maxSessions` are live, so
  * abandoned rollouts cannot grow memory without bound. A session dropped for idleness or the cap
  * is remembered (a bounded list of ids), so a late call is told why (servers answer 410) instead
- * of being treated as a session that was never seeded.
+ * of being treated as a session that was never seeded: `droppedError` is that answer, naming the
+ * server setting to raise. `startSweeping` drops idle entries without traffic too; `close` ends it.
  */
+import { HttpError } from '../errors.js';
 
 export type SessionDropReason = 'idle' | 'capacity';
 
@@ -18,6 +20,8 @@ export interface SessionStoreOptions<T = unknown> {
   isBusy?: (value: T) => boolean;
   /** Called for every entry dropped for idleness or the cap (to release what it holds). */
   onDrop?: (id: string, value: T, reason: SessionDropReason) => void;
+  /** What a session holds, as the 410 answer names it (default: "The state of this session"). */
+  what?: string;
 }
 
 export class SessionStore<T> {
@@ -26,6 +30,7 @@ export class SessionStore<T> {
   /** Sessions dropped before their verify, oldest first. */
   private readonly dropped = new Map<string, SessionDropReason>();
   private readonly now: () => number;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SessionStoreOptions<T>) {
     this.now = options.now ?? Date.now;
@@ -107,8 +112,47 @@ export class SessionStore<T> {
     }
   }
 
+  /**
+   * Sweeps every min(maxEveryMs, idle TTL) also when no call comes, so idle sessions release what
+   * they hold; the timer never keeps the process alive.
+   */
+  startSweeping(maxEveryMs = 60_000): this {
+    clearInterval(this.sweeper);
+    this.sweeper = setInterval(() => this.sweep(), Math.min(maxEveryMs, this.options.idleTtlMs)).unref();
+    return this;
+  }
+
+  /**
+   * The answer to a call for a session dropped before its verify (410, naming the setting of the
+   * server config to raise), or undefined for a live or never-seeded session.
+   */
+  droppedError(id: string): HttpError | undefined {
+    const reason = this.droppedReason(id);
+    if (reason === undefined) return undefined;
+    const why =
+      reason === 'idle'
+        ? `it was idle longer than session_idle_ttl_s (${this.options.idleTtlMs / 1000} s)`
+        : `more sessions were live than max_sessions = ${this.options.maxSessions} allows`;
+    return new HttpError(410, `${this.options.what ?? 'The state of this session'} was dropped because ${why}; raise that setting in the server config and run the rollout again.`);
+  }
+
+  /** Throws `droppedError` for a session dropped before its verify. */
+  assertNotDropped(id: string): void {
+    const err = this.droppedError(id);
+    if (err) throw err;
+  }
+
   clear(): void {
     this.entries.clear();
     this.dropped.clear();
+  }
+
+  /** Stops the sweeping and removes every session; returns their values, for the caller to release. */
+  close(): T[] {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const values = [...this.entries.values()].map((e) => e.value);
+    this.clear();
+    return values;
   }
 }

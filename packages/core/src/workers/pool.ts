@@ -34,9 +34,19 @@ export interface WorkerPoolOptions {
   prestart?: boolean;
 }
 
-/** Maps a `.ts` source URL to its compiled file under the package's dist/ (null if not built). */
+/**
+ * A module named by its source file (`new URL('./src/worker.ts', import.meta.url)`): that URL when
+ * the `.ts` is there (running from source), else the `.js` beside it (running compiled from dist/).
+ */
+export function runnableModule(moduleUrl: URL | string): URL {
+  const url = new URL(moduleUrl.toString());
+  if (!url.pathname.endsWith('.ts') || existsSync(fileURLToPath(url))) return url;
+  return new URL(url.href.replace(/\.ts$/, '.js'));
+}
+
+/** Maps a module's `.ts` source URL to its compiled file under the package's dist/ (null if not built). */
 export function compiledPath(moduleUrl: URL | string): string | null {
-  const file = fileURLToPath(moduleUrl);
+  const file = fileURLToPath(runnableModule(moduleUrl));
   if (!file.endsWith('.ts')) return existsSync(file) ? file : null;
   let dir = dirname(file);
   for (;;) {
@@ -69,7 +79,7 @@ export function defaultWorkerCount(replicas = 1, cores = availableParallelism())
 }
 
 function entryPath(name: 'thread-entry' | 'process-entry'): string | null {
-  return compiledPath(new URL(import.meta.url.endsWith('.ts') ? `./${name}.ts` : `./${name}.js`, import.meta.url));
+  return compiledPath(new URL(`./${name}.ts`, import.meta.url));
 }
 
 type TaskModule = Record<string, (...a: unknown[]) => unknown>;
@@ -82,7 +92,7 @@ export class WorkerPool {
   private inlineModule?: Promise<TaskModule>;
 
   constructor(moduleUrl: URL | string, options: WorkerPoolOptions = {}) {
-    this.moduleUrl = new URL(moduleUrl.toString());
+    this.moduleUrl = runnableModule(moduleUrl);
     const timeoutMs = options.taskTimeoutMs ?? 0;
     this.inline = new InlineQueue(timeoutMs);
     const size = options.size ?? Math.max(1, availableParallelism() - 1);
