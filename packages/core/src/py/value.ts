@@ -1,15 +1,18 @@
 /**
  * Python's operations on values decoded from JSON (`None`, `bool`, `int`/`float`, `str`, `list`,
- * `dict`; `undefined` is an absent field, read as `None`): type names, truthiness, `str()`, `==`,
+ * `dict`; `undefined` is an absent field, read as `None`; a `PyFloat` is a float even when it is
+ * integral): type names, truthiness, `str()`, `==`,
  * `<`, `float()`, iteration and indexing, raising what CPython raises with CPython's message.
  */
 import { PyException } from './exception.js';
+import { PyFloat } from './json.js';
 import { pyRepr } from './repr.js';
 import { pyFloatFromStr, pyStrCompare } from './str.js';
 
 /** `type(v).__name__` of a JSON value (an integral number is an `int`). */
 export function pyTypeName(v: unknown): string {
   if (v === null || v === undefined) return 'NoneType';
+  if (v instanceof PyFloat) return 'float';
   if (typeof v === 'boolean') return 'bool';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
   if (typeof v === 'bigint') return 'int';
@@ -23,6 +26,7 @@ export function pyTruthy(v: unknown): boolean {
   if (v === null || v === undefined || v === false) return false;
   if (typeof v === 'number') return v !== 0;
   if (typeof v === 'bigint') return v !== 0n;
+  if (v instanceof PyFloat) return v.value !== 0;
   if (typeof v === 'string') return v.length > 0;
   if (Array.isArray(v)) return v.length > 0;
   if (v instanceof Map) return v.size > 0;
@@ -38,12 +42,13 @@ export function pyStr(v: unknown): string {
 /** The number behind an int, float or bool (`True` is 1); `null` for every other type. */
 export function pyNumber(v: unknown): number | null {
   if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
   if (typeof v === 'boolean') return v ? 1 : 0;
   return null;
 }
 
 function isDict(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof PyFloat);
 }
 
 /** `a == b`: numbers and bools compare by value (`True == 1 == 1.0`, NaN never equal), lists and dicts deeply, nothing else across types. */
@@ -85,7 +90,7 @@ export function pyIter(v: unknown): unknown[] {
   if (Array.isArray(v)) return [...v];
   if (typeof v === 'string') return Array.from(v);
   if (v instanceof Map) return [...v.keys()];
-  if (v !== null && typeof v === 'object') return Object.keys(v);
+  if (v !== null && typeof v === 'object' && !(v instanceof PyFloat)) return Object.keys(v);
   throw new PyException('TypeError', `'${pyTypeName(v)}' object is not iterable`);
 }
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   laxFloatFromStr,
   PyComplex,
+  PyFloat,
   pyDecimalStr,
   pyEq,
   PyException,
@@ -112,6 +113,27 @@ describe.skipIf(!python)('core/py value helpers agree with CPython', () => {
         strip: outcome(() => pyStrReceiver(v, 'strip')),
         operator_index: outcome(() => pyIntIndex(v)),
       }).toEqual({ ...w, float: wantFloat });
+    });
+  });
+
+  it('a float that is integral (PyFloat) is a float, as in Python', () => {
+    const texts = ['4.0', '0.0', '-2.0'];
+    const floats = python ? (runPython(UNARY, texts) as Record<string, unknown>[]) : [];
+    texts.forEach((text, i) => {
+      const v = new PyFloat(Number(text));
+      const w = floats[i]!;
+      expect({
+        type: pyTypeName(v),
+        bool: pyTruthy(v),
+        str: pyStr(v),
+        float: outcome(() => pyFloat(v)),
+        list: outcome(() => pyIter(v)),
+        index: outcome(() => pyIndex([10, 20, 30], v)),
+        strip: outcome(() => pyStrReceiver(v, 'strip')),
+        operator_index: outcome(() => pyIntIndex(v)),
+      }, text).toEqual(w);
+      expect(pyEq(v, Number(text)), text).toBe(true);
+      expect(pyLt(v, 5), text).toBe(Number(text) < 5);
     });
   });
 
