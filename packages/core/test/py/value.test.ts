@@ -95,6 +95,20 @@ for a in values:
 sys.stdout.write(json.dumps(out))
 `;
 
+/** core/py's answers to the questions UNARY asks CPython. */
+function unaryAnswers(v: unknown): Record<string, unknown> {
+  return {
+    type: pyTypeName(v),
+    bool: pyTruthy(v),
+    str: pyStr(v),
+    float: outcome(() => pyFloat(v)),
+    list: outcome(() => pyIter(v)),
+    index: outcome(() => pyIndex([10, 20, 30], v)),
+    strip: outcome(() => pyStrReceiver(v, 'strip')),
+    operator_index: outcome(() => pyIntIndex(v)),
+  };
+}
+
 describe.skipIf(!python)('core/py value helpers agree with CPython', () => {
   const want = python ? (runPython(UNARY, VALUES) as Record<string, unknown>[]) : [];
   VALUES.forEach((text, i) => {
@@ -103,16 +117,7 @@ describe.skipIf(!python)('core/py value helpers agree with CPython', () => {
       // Python's float() of a list or dict raises TypeError; pyFloat answers null for every refusal
       const w = want[i]!;
       const wantFloat = Array.isArray(w.float) ? null : w.float;
-      expect({
-        type: pyTypeName(v),
-        bool: pyTruthy(v),
-        str: pyStr(v),
-        float: outcome(() => pyFloat(v)),
-        list: outcome(() => pyIter(v)),
-        index: outcome(() => pyIndex([10, 20, 30], v)),
-        strip: outcome(() => pyStrReceiver(v, 'strip')),
-        operator_index: outcome(() => pyIntIndex(v)),
-      }).toEqual({ ...w, float: wantFloat });
+      expect(unaryAnswers(v)).toEqual({ ...w, float: wantFloat });
     });
   });
 
@@ -122,16 +127,7 @@ describe.skipIf(!python)('core/py value helpers agree with CPython', () => {
     texts.forEach((text, i) => {
       const v = new PyFloat(Number(text));
       const w = floats[i]!;
-      expect({
-        type: pyTypeName(v),
-        bool: pyTruthy(v),
-        str: pyStr(v),
-        float: outcome(() => pyFloat(v)),
-        list: outcome(() => pyIter(v)),
-        index: outcome(() => pyIndex([10, 20, 30], v)),
-        strip: outcome(() => pyStrReceiver(v, 'strip')),
-        operator_index: outcome(() => pyIntIndex(v)),
-      }, text).toEqual(w);
+      expect(unaryAnswers(v), text).toEqual(w);
       expect(pyEq(v, Number(text)), text).toBe(true);
       expect(pyLt(v, 5), text).toBe(Number(text) < 5);
     });
