@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findOpenPort } from '../../config/parse.js';
 import { QueueError } from '../../errors.js';
+import { sleep } from '../../client/retry.js';
 
 /** The redis-server binary on PATH, or null (with the reason) when there is none. */
 export function findRedisServer(): { path: string } | { path: null; reason: string } {
@@ -74,7 +75,7 @@ export async function startRedisServer(options: { port?: number; dir?: string; s
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) break;
       if (await ping(port)) return;
-      await new Promise((r) => setTimeout(r, 30));
+      await sleep(30);
     }
     proc.kill('SIGKILL');
     throw new QueueError(`redis-server on 127.0.0.1:${port} did not answer PING. Its output:\n${log}`);

@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { BadResultError, NgError, QueueError, ServerResponseError, describeError } from '../../errors.js';
 import { requestFailure, type ServerClient } from '../../client/client.js';
-import { retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
+import { nextRetryDelay, retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
 import { delivery } from '../collect.js';
 import { classifyFailure } from '../failures.js';
 import { metricsDigest } from '../metrics.js';
@@ -29,7 +29,6 @@ import {
   parseEntries,
   REDIS_RETRY,
   redisReason,
-  redisRetryDelay,
   shownUrl,
   withRedisRetries,
   type Finished,
@@ -267,7 +266,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
         }
         if (failedReads++ === 0) failingSince = Date.now();
         const elapsed = Date.now() - failingSince;
-        const delay = redisRetryDelay(readPolicy, failedReads, elapsed);
+        const delay = nextRetryDelay(readPolicy, failedReads, elapsed);
         if (delay === null) {
           throw new QueueError(
             `Redis at ${shownUrl(url)}: reading jobs failed ${failedReads} time(s) in a row over ${(elapsed / 1000).toFixed(1)} s (${redisReason(reader, err)}); stopping. The jobs this worker held go to other workers after their lease; start the worker again once Redis answers.`,
