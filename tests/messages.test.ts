@@ -183,6 +183,16 @@ describe('/v1/messages on vllm_model (Anthropic SDK)', () => {
     expect(delta.delta.stop_reason).toBe('tool_use');
     expect(delta.generation_token_ids).toEqual(vllm.generation(toolTurn));
   });
+  it('count_tokens: the /tokenize count of vLLM is the prompt the generation gets', async () => {
+    vllm.script = [answerTurn];
+    const anthropic = client(vllmServer);
+    const params = { model: 'claude-test', system: 'You count shapes.', messages: [{ role: 'user' as const, content: 'How many squares?' }], tools: [countTool] };
+    const counted = await anthropic.messages.countTokens(params);
+    expect(vllm.requests.map((r) => r.path)).toEqual(['/tokenize']);
+    const generated = await anthropic.messages.create({ ...params, max_tokens: 20 });
+    expect(counted.input_tokens).toBe(generated.usage.input_tokens);
+    expect(counted.input_tokens).toBe(vllm.tokenizer.prompt(chatRequests()[0]!.messages, chatRequests()[0]!.tools).length);
+  });
 });
 
 describe('/v1/messages on openai_model (Anthropic SDK, Responses stand-in)', () => {

@@ -597,7 +597,8 @@ export class MessagesEventStream {
 
 /** A finished Message as a whole Messages event stream. */
 export function messageEvents(message: AnthropicMessage): SseEvent[] {
-  const out: SseEvent[] = [ev('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 0 } } })];
+  const { id, type, role, model, usage } = message;
+  const out: SseEvent[] = [ev('message_start', { message: { id, type, role, model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } } })];
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
       out.push(ev('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } }));

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ServerDefinitionError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
-import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema } from '../openai/schemas.js';
+import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema, type ResponseCreateParams } from '../openai/schemas.js';
 import { isPromiseLike } from './fast-path.js';
 import { messagesRoutes, type CountTokens } from './messages-route.js';
 import { defineServer, type HandlerContext, type Route, type ServerDefinition, type ServerDefinitionInput, type SetupContext } from './define.js';
@@ -80,7 +80,7 @@ export interface ModelServerInput<CS extends z.ZodType, S> extends ServerDefinit
    */
   models?: (ctx: SetupContext<z.output<CS>> & { state: S }) => unknown;
   /** Input tokens of a Responses request, for `POST /v1/messages/count_tokens` (without it that route answers 404). */
-  countTokens?: (params: Record<string, unknown>, ctx: HandlerContext<z.output<CS>, S>) => number | Promise<number>;
+  countTokens?: (params: ResponseCreateParams, ctx: HandlerContext<z.output<CS>, S>) => number | Promise<number>;
 }
 
 export function defineModelServer<CS extends z.ZodType, S = undefined>(input: ModelServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {

@@ -13,6 +13,7 @@ import { compiled } from '../compiled-schema.js';
 import { RawJson } from '../http/raw-json.js';
 import { SseReply } from '../http/sse.js';
 import { noteDroppedOnce } from '../openai/converter.js';
+import type { ResponseCreateParams } from '../openai/schemas.js';
 import {
   anthropicErrorBody,
   MessagesCountTokensParamsSchema,
@@ -33,7 +34,7 @@ type AnyRoute = Route<unknown, unknown, z.ZodType>;
 type Ctx = HandlerContext<unknown, unknown>;
 
 /** Counts the input tokens of a (converted) request; the route's answer is `{input_tokens}`. */
-export type CountTokens = (params: Record<string, unknown>, ctx: Ctx) => number | Promise<number>;
+export type CountTokens = (params: ResponseCreateParams, ctx: Ctx) => number | Promise<number>;
 
 const anthropicError = (status: number, message: string): RawJson => new RawJson(anthropicErrorBody(status, JSON.stringify({ detail: message })), status);
 
@@ -109,7 +110,7 @@ export function messagesRoutes(responses: AnyRoute, log: Logger, countTokens?: C
         if (!counted.success) return anthropicError(400, issuesText(counted.error.issues));
         const c = convert({ ...counted.data, max_tokens: 1 }, responses.body, note);
         if (c instanceof RawJson) return c;
-        return { input_tokens: await countTokens(c.conv.params, ctx) };
+        return { input_tokens: await countTokens(c.params as ResponseCreateParams, ctx) };
       } catch (err) {
         return errorToAnthropic(err, ctx.log, '/v1/messages/count_tokens');
       }
