@@ -183,6 +183,21 @@ describe('/v1/messages on vllm_model (Anthropic SDK)', () => {
     expect(delta.delta.stop_reason).toBe('tool_use');
     expect(delta.generation_token_ids).toEqual(vllm.generation(toolTurn));
   });
+  it('a client that leaves mid-stream cancels the vLLM request', async () => {
+    vllm.script = [{ content: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ') }];
+    vllm.streamDelayMs = 30;
+    try {
+      const stream = client(vllmServer).messages.stream({ model: 'claude-test', max_tokens: 200, messages: [{ role: 'user', content: 'Talk' }] });
+      for await (const e of stream) if (e.type === 'content_block_delta') break;
+      const rec = vllm.requests.find((r) => r.path === '/v1/chat/completions');
+      expect(rec?.ended).toBeDefined();
+      await Promise.race([rec!.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('the vLLM request was still open 3 s after the client left')), 3000))]);
+      expect(rec!.closedEarly).toBe(true);
+    } finally {
+      vllm.streamDelayMs = 0;
+    }
+  });
+
   it('count_tokens: the /tokenize count of vLLM is the prompt the generation gets', async () => {
     vllm.script = [answerTurn];
     const anthropic = client(vllmServer);

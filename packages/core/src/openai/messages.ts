@@ -294,6 +294,9 @@ function toolInput(args: unknown): unknown {
   }
 }
 
+/** Between the summaries of one reasoning item in its thinking block. */
+const SUMMARY_JOIN = '\n\n';
+
 /** The thinking texts of a reasoning item: its summaries, else its reasoning_text parts. */
 function reasoningTexts(item: Json): string[] {
   const summary = Array.isArray(item.summary) ? (item.summary as Json[]) : [];
@@ -344,7 +347,8 @@ export function responseToMessage(response: Json, opts: { model: string; stopSeq
   for (const item of output) {
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     if (type === 'reasoning') {
-      for (const thinking of reasoningTexts(item)) content.push({ type: 'thinking', thinking, signature: typeof item.id === 'string' ? item.id : '' });
+      const texts = reasoningTexts(item);
+      if (texts.length) content.push({ type: 'thinking', thinking: texts.join(SUMMARY_JOIN), signature: typeof item.id === 'string' ? item.id : '' });
     } else if (type === 'message') {
       for (const part of (Array.isArray(item.content) ? item.content : []) as Json[]) {
         if (part.type === 'refusal' && typeof part.refusal === 'string') {
@@ -498,7 +502,7 @@ export class MessagesEventStream {
         if (item.type === 'reasoning') {
           const out = this.open(at, 'thinking', { type: 'thinking', thinking: '', signature: '' });
           const texts = reasoningTexts(item);
-          return texts.length ? [...out, ...this.push(at, texts.join('\n\n'))] : out;
+          return texts.length ? [...out, ...this.push(at, texts.join(SUMMARY_JOIN))] : out;
         }
         return this.start();
       case 'response.content_part.added': {
@@ -516,6 +520,9 @@ export class MessagesEventStream {
         const full = typeof part.text === 'string' ? part.text : typeof part.refusal === 'string' ? part.refusal : undefined;
         return this.close(`${at}:${String(e.content_index ?? 0)}`, full);
       }
+      case 'response.reasoning_summary_part.added':
+        // A second summary of the same item: the thinking block goes on after a blank line.
+        return Number(e.summary_index ?? 0) > 0 ? this.push(at, SUMMARY_JOIN) : [];
       case 'response.reasoning_text.delta':
       case 'response.reasoning_summary_text.delta':
         return [...this.open(at, 'thinking', { type: 'thinking', thinking: '', signature: '' }), ...this.push(at, String(e.delta ?? ''))];
@@ -544,7 +551,7 @@ export class MessagesEventStream {
       if (!this.blocks.has(at) && texts.length) out.push(...this.open(at, 'thinking', { type: 'thinking', thinking: '', signature: '' }));
       const block = this.blocks.get(at);
       if (block && block.kind === 'thinking' && this.stopped === null) {
-        out.push(...this.close(at, texts.join('\n\n'), false));
+        out.push(...this.close(at, texts.join(SUMMARY_JOIN), false));
         if (typeof item.id === 'string' && item.id) out.push(ev('content_block_delta', { index: block.index, delta: { type: 'signature_delta', signature: item.id } }));
         out.push(ev('content_block_stop', { index: block.index }));
       }

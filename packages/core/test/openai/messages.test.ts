@@ -113,8 +113,7 @@ describe('responseToMessage', () => {
     ]), { model: 'asked' });
     expect(msg).toMatchObject({ id: 'msg_abc', model: 'm', stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 5, cache_read_input_tokens: 4, output_tokens: 2 } });
     expect(msg.content).toEqual([
-      { type: 'thinking', thinking: 'a', signature: 'rs_9' },
-      { type: 'thinking', thinking: 'b', signature: 'rs_9' },
+      { type: 'thinking', thinking: 'a\n\nb', signature: 'rs_9' },
       { type: 'text', text: 'hi', citations: null },
       // Arguments that are not JSON reach the client as they are.
       { type: 'tool_use', id: 'c', name: 'f', input: 'not json' },
@@ -158,6 +157,29 @@ describe('Messages event stream', () => {
       'message_delta', 'message_stop',
     ]);
     expect(parsed(live).at(-2)).toMatchObject({ delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 4 }, generation_token_ids: [2] });
+  });
+
+  it('summaries of one reasoning item stream into one thinking block, as the plain answer has it', () => {
+    const s = new MessagesEventStream('m');
+    const item = { id: 'rs_2', type: 'reasoning', summary: [{ type: 'summary_text', text: 'a' }, { type: 'summary_text', text: 'b' }] };
+    const out = [
+      ...s.event({ type: 'response.created', response: { model: 'm' } }),
+      ...s.event({ type: 'response.output_item.added', output_index: 0, item: { ...item, summary: [] } }),
+      ...s.event({ type: 'response.reasoning_summary_part.added', output_index: 0, summary_index: 0 }),
+      ...s.event({ type: 'response.reasoning_summary_text.delta', output_index: 0, summary_index: 0, delta: 'a' }),
+      ...s.event({ type: 'response.reasoning_summary_part.added', output_index: 0, summary_index: 1 }),
+      ...s.event({ type: 'response.reasoning_summary_text.delta', output_index: 0, summary_index: 1, delta: 'b' }),
+      ...s.event({ type: 'response.output_item.done', output_index: 0, item }),
+      ...s.event({ type: 'response.completed', response: { status: 'completed', output: [item], usage: { input_tokens: 1, output_tokens: 1 } } }),
+    ];
+    const events = parsed(out);
+    expect(events.filter((e) => e.type === 'content_block_delta').map((e) => e.delta)).toEqual([
+      { type: 'thinking_delta', thinking: 'a' },
+      { type: 'thinking_delta', thinking: '\n\n' },
+      { type: 'thinking_delta', thinking: 'b' },
+      { type: 'signature_delta', signature: 'rs_2' },
+    ]);
+    expect(responseToMessage({ output: [item] }, { model: 'm' }).content).toEqual([{ type: 'thinking', thinking: 'a\n\nb', signature: 'rs_2' }]);
   });
 
   it('a stop sequence split over deltas is held back and never sent', () => {
