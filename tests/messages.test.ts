@@ -33,6 +33,8 @@ let nextAnswer: { response?: Json; status?: number; body?: Json } = {};
 /** Sampling fields: the wire format takes them (Claude Code sends `temperature`), the current SDK types no longer list them. */
 const sampling = (fields: { temperature?: number; top_p?: number; top_k?: number }): object => fields;
 
+const tokenFields = (x: Json) => ({ prompt_token_ids: x.prompt_token_ids, generation_token_ids: x.generation_token_ids, generation_log_probs: x.generation_log_probs });
+
 const client = (server: TestServer) => new Anthropic({ baseURL: server.url, apiKey: 'sk-ant-dummy', maxRetries: 0 });
 
 const countTool = { name: 'count', description: 'Counts shapes.', input_schema: { type: 'object' as const, properties: { shape: { type: 'string' } }, required: ['shape'] } };
@@ -127,7 +129,12 @@ describe('/v1/messages on vllm_model (Anthropic SDK)', () => {
     // Turn two: the assistant turn as it came back (thinking block included), then the tool result.
     const second = await anthropic.messages.create({
       model: 'claude-test', max_tokens: 200, system: 'You count shapes.', tools: [countTool],
-      messages: [user, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'text', text: '4' }] }] }],
+      messages: [
+        user,
+        // The training fields of the turn go back on it (as a trainer's client sends them).
+        { role: 'assistant', content: first.content, ...tokenFields(firstFields) } as Anthropic.MessageParam,
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'text', text: '4' }] }] },
+      ],
     });
     expect(second.stop_reason).toBe('end_turn');
     expect(second.content.map((b) => b.type)).toEqual(['thinking', 'text']);
@@ -138,6 +145,7 @@ describe('/v1/messages on vllm_model (Anthropic SDK)', () => {
     expect(assistant.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'count', arguments: '{"shape":"square"}' } }]);
     expect(assistant.reasoning_content ?? assistant.content).toContain('Need data.');
     expect(req2.messages[3]).toEqual({ role: 'tool', content: '4', tool_call_id: 'call_1' });
+    expect(tokenFields(assistant)).toEqual(tokenFields(firstFields));
   });
 
   it('streams: the Messages event sequence, text and thinking live, final message equal to the plain answer', async () => {
