@@ -88,6 +88,7 @@ export const ERRORS = {
   NG_ERR_REPLAY_RECORDINGS: { message: '%s' },
   NG_ERR_SWE_INSTANCE: { message: '%s' },
   NG_ERR_SWE_ENVIRONMENT: { message: '%s' },
+  NG_ERR_HARNESS: { message: '%s' },
   NG_ERR_MCP_SERVER: { message: '%s' },
   // Limits on requests
   NG_ERR_BODY_TOO_DEEP: { message: 'the request body nests arrays/objects more than %s levels deep; send a flatter body (e.g. encode deep data as a string)', status: 400 },
