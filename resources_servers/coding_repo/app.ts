@@ -30,7 +30,7 @@ export const CodingRepoVerifyRequestSchema = BaseVerifyRequestSchema.extend({
   }),
   /** What harness_agent sends: the repository's diff against the row's files. */
   harness: z.object({ patch: z.string().default('') }).loose().nullable().default(null),
-});
+}).loose();
 
 const SCRIPT = [
   'cd repo',

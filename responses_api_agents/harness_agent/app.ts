@@ -159,8 +159,9 @@ export const server = defineAgent({
         duration_ms: run.durationMs,
         final_text: run.transcript.finalText,
         patch: run.patch,
-        model_connections: run.modelConnections,
+        model_calls: run.modelCalls,
         errors: run.transcript.errors,
+        stderr_tail: run.stderr.length > 2000 ? `…${run.stderr.slice(-2000)}` : run.stderr,
       };
       const verify = await ctx.client.post(resources.name, '/verify', { ...row, response, harness }, { cookies, signal });
       if (!verify.ok) throw verify.error();

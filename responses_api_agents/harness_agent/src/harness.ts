@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createError } from '@nemo-gym/core/errors';
 import type { Sandbox, SandboxSession } from '@nemo-gym/sandbox';
-import { startModelBridge, type ModelBridge } from './bridge.js';
+import { startModelProxy, type ModelProxy } from './bridge.js';
 import type { HarnessTranscript, Preset } from './presets.js';
 import { checkRelativePath, resolveSource, type Workspace } from './workspace.js';
 
@@ -55,8 +55,8 @@ export interface HarnessRun {
   /** `git diff --binary` of the repository against the baseline (empty when unchanged). */
   patch: string;
   transcript: HarnessTranscript;
-  /** Connections the harness opened to the model (model_only network), else null. */
-  modelConnections: number | null;
+  /** HTTP requests the harness made to the model. */
+  modelCalls: number;
 }
 
 /** A per-rollout key: what the harness gets instead of the policy's real key. */
@@ -140,7 +140,7 @@ export async function runHarness(sandbox: Sandbox, opts: HarnessRunOptions, req:
     landlock: opts.network === 'host',
     startupTimeoutMs: 60_000,
   });
-  let bridge: ModelBridge | null = null;
+  let proxy: ModelProxy | null = null;
   const onAbort = () => void session.close();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -153,15 +153,17 @@ export async function runHarness(sandbox: Sandbox, opts: HarnessRunOptions, req:
     const base = await setupRepository(session, workdir, req.workspace, opts);
     signal?.throwIfAborted();
 
-    let baseUrl = req.baseUrl;
-    if (opts.network === 'model_only') {
-      const target = new URL(req.baseUrl);
-      const socketPath = join(workdir, 'model.sock');
-      bridge = await startModelBridge(socketPath, { host: target.hostname === '0.0.0.0' ? '127.0.0.1' : target.hostname, port: Number(target.port || (target.protocol === 'https:' ? 443 : 80)) });
+    // Every model call goes through the agent's proxy (the preset's request shim applies there).
+    const target = new URL(req.baseUrl);
+    const socketPath = opts.network === 'model_only' ? join(workdir, 'model.sock') : null;
+    proxy = await startModelProxy({ socketPath, target: new URL(target.origin), shim: opts.preset.shim });
+    let origin = proxy.url ?? '';
+    if (socketPath) {
       const r = await session.request({ op: 'bridge', port: 0, socket: socketPath }, 30_000);
       if (!r.ok || typeof r.reply.port !== 'number') throw new HarnessError(`the model bridge did not start in the sandbox: ${r.ok ? String(r.reply.error) : r.reason}`);
-      baseUrl = `http://127.0.0.1:${r.reply.port}${target.pathname.replace(/\/+$/, '')}`;
+      origin = `http://127.0.0.1:${r.reply.port}`;
     }
+    const baseUrl = `${origin}${target.pathname.replace(/\/+$/, '')}`;
 
     const launch = opts.preset.launch({ instruction: req.instruction, repoDir, homeDir, baseUrl, apiKey: req.apiKey, model: opts.model, program: opts.program, extraArgs: opts.extraArgs });
     await mkdir(join(homeDir, 'tmp'), { recursive: true });
@@ -189,11 +191,11 @@ export async function runHarness(sandbox: Sandbox, opts: HarnessRunOptions, req:
       stderr: run.stderr,
       patch: diff.stdout,
       transcript: opts.preset.parse(run.stdout),
-      modelConnections: bridge ? bridge.connections() : null,
+      modelCalls: proxy.calls(),
     };
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    await bridge?.close();
+    await proxy?.close();
     await session.close();
   }
 }
@@ -206,7 +208,10 @@ export async function runHarness(sandbox: Sandbox, opts: HarnessRunOptions, req:
 export function runFailure(run: HarnessRun, timeoutS: number, maxOutputBytes: number): string | null {
   if (run.timedOut) return `the harness timed out after ${timeoutS} s and was killed (stderr: ${tail(run.stderr, 500) || 'empty'})`;
   if (run.truncated) return `the harness wrote more than max_output_bytes (${maxOutputBytes} bytes) and was stopped`;
-  if (run.exitCode !== 0) return `the harness exited with ${run.signal ? `signal ${run.signal}` : `code ${run.exitCode}`}: ${tail(run.stderr || run.stdout, 1000) || '(no output)'}`;
+  if (run.exitCode !== 0) {
+    const said = run.transcript.errors.length > 0 ? `${run.transcript.errors.slice(-3).join('; ')}; stderr: ` : '';
+    return `the harness exited with ${run.signal ? `signal ${run.signal}` : `code ${run.exitCode}`}: ${said}${tail(run.stderr || run.stdout, 1000) || '(no output)'}`;
+  }
   if (run.transcript.errors.length > 0 && !run.transcript.finalText && !run.patch) return `the harness reported errors and produced nothing: ${run.transcript.errors.slice(-3).join('; ')}`;
   if (!run.transcript.finalText && !run.patch) return 'the harness produced no answer and changed no file';
   return null;

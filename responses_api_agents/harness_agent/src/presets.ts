@@ -5,6 +5,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { functionCall, messageItem } from '@nemo-gym/core';
+import type { RequestShim } from './bridge.js';
 
 type Json = Record<string, unknown>;
 
@@ -55,6 +56,8 @@ export interface Preset {
   binary(): string | null;
   launch(ctx: LaunchContext): Launch;
   parse(stdout: string): HarnessTranscript;
+  /** Rewrites the harness's JSON requests on their way to the model server. */
+  shim?: RequestShim;
 }
 
 const here = createRequire(import.meta.url);
@@ -133,8 +136,18 @@ export function toToml(obj: Json, prefix = ''): string {
 
 // ---- Codex -------------------------------------------------------------------------------
 
+/** Codex's own bookkeeping (window, session, turn and installation ids) sent beside each
+ * Responses request: not model input, and a field our model servers refuse (422). */
+const CODEX_ONLY_FIELDS = ['client_metadata'];
+
 export const codexPreset: Preset = {
   name: 'codex',
+  shim: (path, body) => {
+    if (!path.endsWith('/responses')) return body;
+    const out = { ...body };
+    for (const k of CODEX_ONLY_FIELDS) delete out[k];
+    return out;
+  },
   binary: () => platformBinary('@openai/codex', (p, a) => `@openai/codex-${p}-${a}`, (d, a) => join(d, 'vendor', `${a === 'x64' ? 'x86_64' : 'aarch64'}-unknown-linux-musl`, 'bin', 'codex')),
   launch(ctx) {
     const config = {
