@@ -29,6 +29,8 @@ export const HarnessAgentConfigSchema = AgentServerConfigSchema.extend({
   args: z.array(z.string()).default([]),
   /** Model name the harness asks for (the model server serves its own model whatever the name). */
   model: z.string().min(1).default('policy'),
+  /** Host folders the harness may read besides the system and its own binary (scripts, tools). */
+  readable_paths: z.array(z.string()).default([]),
   /** Variables added to the harness's environment. */
   env: z.record(z.string(), z.string()).default({}),
   /** Wall-clock limit of one harness run, seconds; the whole process tree is killed at it. */
@@ -97,7 +99,7 @@ export const server = defineAgent({
       options: {
         preset: PRESETS[config.preset],
         program,
-        readablePaths,
+        readablePaths: [...readablePaths, ...config.readable_paths],
         model: config.model,
         extraArgs: config.args,
         env: config.env,
@@ -149,7 +151,8 @@ export const server = defineAgent({
         return runHarness(ctx.state.sandbox, ctx.state.options, { workspace: parsed.data, instruction, baseUrl, apiKey: dummyKey() }, signal);
       });
       const failure = runFailure(run, ctx.config.timeout_s, ctx.config.max_output_bytes);
-      if (failure) throw new HarnessError(`rollout ${identity.id} (${ctx.config.preset}): ${failure}`);
+      // A recorded failure (never a reward): the answer carries the code, the rollout and why.
+      if (failure) throw new HttpError(500, { code: HarnessError.code, message: `rollout ${identity.id} (${ctx.config.preset}): ${failure}`, rollout_id: identity.id, preset: ctx.config.preset, timed_out: run.timedOut, exit_code: run.exitCode });
 
       const response = await assembleResponse({ rolloutId: identity.id, model: ctx.config.model, transcript: run.transcript, capture: false });
       const harness = {

@@ -28,9 +28,9 @@ export interface InProcess {
 }
 
 /** coding_repo and one harness_agent, in this process, over real HTTP. */
-export async function inProcessStack(agentConfig: Record<string, unknown>): Promise<InProcess> {
+export async function inProcessStack(agentConfig: Record<string, unknown>, globalExtra: Record<string, unknown> = {}): Promise<InProcess> {
   const repo = await startTestServer(codingRepo, { config: { name: 'coding_repo', domain: 'coding', num_processes: 4 }, listen: true });
-  const globalConfig = globalConfigFor({ coding_repo: { kind: 'resources_servers', impl: 'coding_repo', port: repo.port } }) as never;
+  const globalConfig = { ...globalConfigFor({ coding_repo: { kind: 'resources_servers', impl: 'coding_repo', port: repo.port } }), ...globalExtra } as never;
   const agent = await startTestServer(harnessAgent, {
     config: { name: 'harness', resources_server: { type: 'resources_servers', name: 'coding_repo' }, model_server: { type: 'responses_api_models', name: 'policy_model' }, ...agentConfig },
     globalConfig,
