@@ -6,14 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createError } from '@nemo-gym/core/errors';
 import type { Sandbox, SandboxSession } from '@nemo-gym/sandbox';
 import { startModelProxy, type ModelProxy } from './bridge.js';
+import { HarnessError } from './errors.js';
 import type { HarnessTranscript, Preset } from './presets.js';
 import { checkRelativePath, resolveSource, type Workspace } from './workspace.js';
 
-/** The harness could not be run, or ran and failed (crashed, hung, wrote nothing). */
-export const HarnessError = createError('NG_ERR_HARNESS', 'HarnessError');
+export { HarnessError };
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The runner script (python/ next to src/ and dist/). */

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { functionCall, messageItem } from '@nemo-gym/core';
 import type { RequestShim } from './bridge.js';
+import { HarnessError } from './errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -118,7 +119,7 @@ function tomlValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `[${v.map(tomlValue).join(', ')}]`;
-  throw new Error(`no TOML form for ${typeof v}`);
+  throw new HarnessError(`no TOML form for a ${typeof v} value in a Codex config`);
 }
 
 /** The TOML subset Codex's config uses: scalars and arrays at the top, nested tables. */

@@ -2,6 +2,7 @@
 // changes when the model servers serve per-rollout routes (`/ng-rollout/<rollout_id>/…`) and
 // record token captures: `perRolloutRoutes` switches the URL, `captureAssembly` the response.
 import { randomUUID } from 'node:crypto';
+import { HarnessError } from './errors.js';
 
 /** Upstream's rollout ids: letters, digits, `.`, `_`, `-`; at most 128 characters. */
 const ROLLOUT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -67,7 +68,7 @@ export interface AssembleInput {
  * when the capture lands.
  */
 export async function assembleResponse(input: AssembleInput): Promise<Record<string, unknown>> {
-  if (input.capture) throw new Error('token capture is not available on the model servers yet');
+  if (input.capture) throw new HarnessError('token capture is not available on the model servers yet');
   const { input_tokens, output_tokens } = input.transcript.usage;
   return {
     id: `resp_${input.rolloutId}`,
