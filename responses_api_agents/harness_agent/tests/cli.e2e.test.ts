@@ -7,20 +7,23 @@
  * openai_model; Claude Code talks Anthropic Messages, which our model servers do not serve yet, so
  * its agent is pointed at the scripted model directly (`model_base_url`).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonl } from '@nemo-gym/core/testing';
 import { runCommand, startStack, type Stack } from '../../../tests/helpers/stack.js';
 import { PRESETS } from '../src/presets.js';
 import { startStubModel, type StubModel } from '../src/stub_model.js';
-import { EXAMPLE, fixingScript, rows } from './helpers.js';
+import { EXAMPLE, fixingScript, processesWith, rows } from './helpers.js';
 
 const installed = (['codex', 'claude_code', 'opencode'] as const).every((p) => PRESETS[p].binary() !== null);
 if (!installed) console.log('skipping harness CLI end-to-end: the pinned CLIs are not installed (pnpm install)');
 
 const CANARY = 'sk-canary-policy-key-2f9c41';
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const HANG_MARKER = 'ng-e2e-hang-marker-9a41';
 const AGENTS = { codex: 'coding_repo_harness_agent', opencode: 'harness_opencode', claude_code: 'harness_claude_code' } as const;
 
 describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts', () => {
@@ -28,6 +31,7 @@ describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts
   let stack: Stack;
   let dir: string;
   const results: Record<string, Array<Record<string, any>>> = {};
+  let hang: { code: number | null; output: string; failures: Array<Record<string, any>> };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ng-harness-e2e-'));
@@ -45,7 +49,8 @@ describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts
       '      concurrency: 5',
       ...extra.map((l) => `      ${l}`),
     ];
-    writeFileSync(agentsYaml, [...block(AGENTS.opencode, 'opencode'), ...block(AGENTS.claude_code, 'claude_code', [`model_base_url: ${model.url}`]), ''].join('\n'));
+    const hangAgent = block('harness_hang', 'generic', ['command: /usr/bin/python3', `args: [${join(FIXTURES, 'fake_harness.py')}, hang, ${HANG_MARKER}]`, `readable_paths: [${FIXTURES}]`]).map((l) => l.replace('timeout_s: 120', 'timeout_s: 2'));
+    writeFileSync(agentsYaml, [...block(AGENTS.opencode, 'opencode'), ...block(AGENTS.claude_code, 'claude_code', [`model_base_url: ${model.url}`]), ...hangAgent, ''].join('\n'));
     stack = await startStack([
       `+config_paths=[responses_api_models/openai_model/configs/openai_model.yaml,resources_servers/coding_repo/configs/coding_repo.yaml,${agentsYaml}]`,
       `+policy_base_url=${model.url}/v1`,
@@ -59,6 +64,12 @@ describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts
       expect(r.code, `${preset}: ${r.stderr}\n${stack.output().slice(-4000)}`).toBe(0);
       results[preset] = readJsonl(output) as Array<Record<string, any>>;
     }
+    const one = join(dir, 'one.jsonl');
+    writeFileSync(one, `${JSON.stringify(rows()[0])}\n`);
+    const hangOut = join(dir, 'hang.jsonl');
+    const h = await runCommand('collect-rollouts', [`+head_server.port=${stack.headPort}`, '+agent_name=harness_hang', `+input_jsonl_fpath=${one}`, `+output_jsonl_fpath=${hangOut}`]);
+    const failuresPath = join(dir, 'hang_failures.jsonl');
+    hang = { code: h.code, output: existsSync(hangOut) ? readFileSync(hangOut, 'utf8') : '', failures: existsSync(failuresPath) ? (readJsonl(failuresPath) as Array<Record<string, any>>) : [] };
   }, 300_000);
 
   afterAll(async () => {
@@ -95,5 +106,14 @@ describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts
       expect(JSON.stringify(c.headers)).not.toContain(CANARY);
     }
     for (const out of Object.values(results)) expect(JSON.stringify(out)).not.toContain(CANARY);
+  });
+
+  it('a harness that hangs is killed at timeout_s and recorded as a failed rollout (class timeout), not a reward 0', () => {
+    expect(hang.output.trim()).toBe('');
+    expect(hang.failures).toHaveLength(1);
+    expect(hang.failures[0]!.reason).toContain('NG_ERR_HARNESS');
+    expect(hang.failures[0]!.reason).toContain('timed out after 2 s');
+    expect(hang.failures[0]!.reason_class).toBe('timeout');
+    expect(processesWith(HANG_MARKER)).toEqual([]);
   });
 });
