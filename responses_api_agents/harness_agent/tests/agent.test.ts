@@ -1,7 +1,8 @@
 // harness_agent in this process with coding_repo, a stand-in harness (tests/fixtures/fake_harness.py,
 // through the `generic` preset) and the scripted model: what a harness can see, what happens when
 // it hangs, crashes or does nothing, and what is left behind afterwards.
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -142,4 +143,42 @@ describe.skipIf(!hasDebianPython)('harness_agent with a stand-in harness', () =>
       await stack.close();
     }
   }, 30_000);
+
+  it('the work folder: a folder from the row (its .git kept), then a tarball, then files; the diff covers new files', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ng-harness-ws-'));
+    try {
+      const src = join(root, 'src-repo');
+      mkdirSync(join(src, 'lib'), { recursive: true });
+      writeFileSync(join(src, 'calc.py'), calc().workspace.files['calc.py']);
+      writeFileSync(join(src, 'lib', 'util.py'), 'X = 1\n');
+      const git = (...a: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...a], { cwd: src, encoding: 'utf8' });
+      git('init', '-q');
+      git('add', '-A');
+      git('commit', '-qm', 'upstream history');
+      mkdirSync(join(root, 'extra', 'data'), { recursive: true });
+      writeFileSync(join(root, 'extra', 'data', 'extra.txt'), 'from the tarball\n');
+      execFileSync('tar', ['-czf', join(root, 'extra.tar.gz'), '-C', join(root, 'extra'), '.']);
+      const stack = await inProcessStack({ ...fake(['dump', String(model.port)]), model_base_url: model.url, repo_root: root });
+      try {
+        const row = { ...calc(), verifier_metadata: { test_command: ['true'], test_files: [] }, workspace: { dir: 'src-repo', tarball: 'extra.tar.gz', files: { 'notes.md': 'row file\n', 'lib/util.py': 'X = 2\n' } } };
+        const r = await stack.agent.post('/run', row);
+        expect(r.status, r.text).toBe(200);
+        const seen = JSON.parse(r.json.harness.final_text) as { files: Record<string, string> };
+        const byName = Object.fromEntries(Object.entries(seen.files).filter(([p]) => p.includes('/repo/')).map(([p, t]) => [p.slice(p.indexOf('/repo/') + 6), t]));
+        expect(Object.keys(byName).sort()).toEqual(['calc.py', 'data/extra.txt', 'lib/util.py', 'notes.md']);
+        // The row's files win over the folder's.
+        expect(byName['lib/util.py']).toBe('X = 2\n');
+        expect(byName['data/extra.txt']).toBe('from the tarball\n');
+        // Only the harness's change is in the diff (the set-up is the baseline).
+        expect(r.json.harness.patch).toMatch(/^diff --git a\/calc.py b\/calc.py/);
+        expect(r.json.harness.patch).not.toContain('extra.txt');
+        // The source folder is read, never written.
+        expect(git('status', '--porcelain')).toBe('');
+      } finally {
+        await stack.close();
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
