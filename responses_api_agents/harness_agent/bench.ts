@@ -10,13 +10,14 @@
  * by the model, the peak of live harness sandboxes, and, after the last answer, processes of the
  * stand-in still alive and work folders still on disk (both must be 0).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@nemo-gym/core/config';
 import { globalConfigFor, readJsonl, startTestServer } from '@nemo-gym/core/testing';
 import { server } from './app.js';
+import { processesWith } from './src/processes.js';
 import { startStubModel } from './src/stub_model.js';
 
 function arg(name: string, fallback: number): number {
@@ -33,19 +34,6 @@ const { server: codingRepo } = (await import(pathToFileURL(join(root, 'resources
 const fixtures = join(root, 'responses_api_agents/harness_agent/tests/fixtures');
 const marker = `ng-harness-bench-${process.pid}`;
 const row = (readJsonl(join(root, 'resources_servers/coding_repo/data/example.jsonl')) as Array<Record<string, unknown>>)[0]!;
-
-function processesWith(text: string): number {
-  let n = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(text)) n += 1;
-    } catch {
-      // gone
-    }
-  }
-  return n;
-}
 
 function workFolders(): number {
   let n = 0;
@@ -91,7 +79,7 @@ const failures = answers.filter((a) => a.status !== 200);
 const calls = model.calls.length;
 // Give the kernel a moment to reap what was killed, then look for leftovers.
 await new Promise((r) => setTimeout(r, 500));
-const leakedProcs = processesWith(marker);
+const leakedProcs = processesWith(marker).length;
 const leakedDirs = workFolders();
 console.log(`rewards 1.0: ${rewards}/${ROLLOUTS}; failures: ${failures.length}${failures.length ? ` (first: ${failures[0]!.text.slice(0, 300)})` : ''}`);
 console.log(`wall ${wall.toFixed(1)} s (${(ROLLOUTS / wall).toFixed(1)} rollouts/s); agent process CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`);

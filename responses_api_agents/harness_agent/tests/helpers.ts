@@ -1,10 +1,11 @@
 // Shared by the harness_agent tests: the coding_repo example rows, the shell command that fixes
 // each one (what the scripted model asks the harness to run), and an in-process stack.
-import { readdirSync, readFileSync } from 'node:fs';
 import { globalConfigFor, readJsonl, startTestServer, type TestServer } from '@nemo-gym/core/testing';
 import { server as codingRepo } from '../../../resources_servers/coding_repo/app.js';
 import { server as harnessAgent } from '../app.js';
 import { fixThenFinish, type StubScript } from '../src/stub_model.js';
+
+export { processesWith } from '../src/processes.js';
 
 export const EXAMPLE = new URL('../../../resources_servers/coding_repo/data/example.jsonl', import.meta.url).pathname;
 export const rows = () => readJsonl(EXAMPLE) as Array<Record<string, any>>;
@@ -44,18 +45,4 @@ export async function inProcessStack(agentConfig: Record<string, unknown>, globa
       await repo.close();
     },
   };
-}
-
-/** Process ids whose command line holds `marker`. */
-export function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(marker)) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
 }
