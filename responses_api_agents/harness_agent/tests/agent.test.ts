@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { globalConfigFor } from '@nemo-gym/core/testing';
 import { startStubModel, type StubModel } from '../src/stub_model.js';
 import { inProcessStack, processesWith, rows, type InProcess } from './helpers.js';
 
@@ -179,6 +180,25 @@ describe.skipIf(!hasDebianPython)('harness_agent with a stand-in harness', () =>
       }
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('per_rollout_routes: the harness calls the model server under /ng-rollout/<rollout_id>/v1 (switch for the per-rollout routes)', async () => {
+    const policy = globalConfigFor({ policy_model: { kind: 'responses_api_models', impl: 'openai_model', port: model.port } });
+    for (const [on, path] of [
+      [true, '/ng-rollout/task7-r0/v1/chat/completions'],
+      [false, '/v1/chat/completions'],
+    ] as const) {
+      const stack = await inProcessStack({ ...fake(['calls', '1']), per_rollout_routes: on }, policy);
+      try {
+        const before = model.calls.length;
+        const r = await stack.agent.post('/run', { ...calc(), _ng_rollout_id: 'task7-r0' });
+        expect(r.status, r.text).toBe(200);
+        expect(r.json.harness.rollout_id).toBe('task7-r0');
+        expect(model.calls.slice(before).map((c) => c.path)).toEqual([path]);
+      } finally {
+        await stack.close();
+      }
     }
   }, 60_000);
 });
