@@ -5,7 +5,8 @@
 // shares the host's network (local provider) the same proxy listens on 127.0.0.1 instead.
 // Requests pass through unchanged except for a preset's request shim (fields a CLI adds for its
 // own vendor that our model servers refuse); answers, streamed or not, pass back as they come.
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 type Json = Record<string, unknown>;
@@ -24,7 +25,7 @@ export interface ModelProxy {
 export interface ProxyOptions {
   /** A Unix socket path, or null for 127.0.0.1 on a free port. */
   socketPath: string | null;
-  /** The model server: `http://host:port`. */
+  /** The model server: `http://host:port` (or https: the harness still speaks plain HTTP to the proxy). */
   target: URL;
   shim?: RequestShim;
   /** Largest request body forwarded, bytes. */
@@ -37,7 +38,9 @@ export async function startModelProxy(opts: ProxyOptions): Promise<ModelProxy> {
   const maxBody = opts.maxBodyBytes ?? 64 * 1024 * 1024;
   let calls = 0;
   const host = opts.target.hostname === '0.0.0.0' ? '127.0.0.1' : opts.target.hostname;
-  const port = Number(opts.target.port || 80);
+  const tls = opts.target.protocol === 'https:';
+  const port = Number(opts.target.port || (tls ? 443 : 80));
+  const request = tls ? httpsRequest : httpRequest;
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     calls += 1;
     const path = req.url ?? '/';
@@ -52,7 +55,7 @@ export async function startModelProxy(opts: ProxyOptions): Promise<ModelProxy> {
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP_HEADERS.has(k)) headers[k] = v;
     headers['content-length'] = String(out.length);
-    const up = request({ host, port, method: req.method, path, headers }, (answer) => {
+    const up = request({ host, port, method: req.method, path, headers, ...(tls ? { servername: host } : {}) }, (answer) => {
       const back: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP_HEADERS.has(k)) back[k] = v;
       res.writeHead(answer.statusCode ?? 502, back);
