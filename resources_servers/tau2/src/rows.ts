@@ -40,7 +40,7 @@ export interface RowOptions {
 export function taskRow(task: Task, policy: string, options: RowOptions = {}): Record<string, unknown> {
   return {
     task_id: task.id,
-    domain: options.domain ?? 'retail',
+    tau2_domain: options.domain ?? 'retail',
     responses_create_params: {
       ...options.createParams,
       input: [
