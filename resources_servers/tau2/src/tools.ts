@@ -87,11 +87,12 @@ function pySorted(v: unknown): string[] {
 /** `"pending" in status`. */
 const isPending = (o: Order) => o.status.includes('pending');
 
-// pydantic's ValidationError text for `UserAddress(...)` with non-str fields
-const PYDANTIC_ERRORS_URL = 'https://errors.pydantic.dev/2.11/v';
+// pydantic's ValidationError text for `UserAddress(...)` with non-str fields (tau2 locks pydantic 2.12.4)
+const PYDANTIC_ERRORS_URL = 'https://errors.pydantic.dev/2.12/v';
 
 function userAddress(args: Record<string, unknown>): UserAddress {
-  const fields = ['address1', 'address2', 'city', 'state', 'country', 'zip'] as const;
+  // pydantic reports the fields in model order
+  const fields = ['address1', 'address2', 'city', 'country', 'state', 'zip'] as const;
   const bad = fields.filter((f) => typeof args[f] !== 'string');
   if (bad.length > 0) {
     const lines = [`${bad.length} validation error${bad.length > 1 ? 's' : ''} for UserAddress`];

@@ -210,6 +210,16 @@ describe('tool outputs and error texts', () => {
     for (const [name, args, expected] of cases) expect(call(db, name, args), `${name} ${JSON.stringify(args)}`).toBe(expected);
   });
 
+  it("a non-string address field answers pydantic's ValidationError text (pydantic 2.12, as tau2 locks it)", () => {
+    const out = call(fixtureDb(), 'modify_user_address', { user_id: 'sara_doe_496', address1: 1, address2: '', city: null, state: 's', country: 7, zip: [1] });
+    expect(out).toBe(
+      'Error: 4 validation errors for UserAddress\naddress1\n  Input should be a valid string [type=string_type, input_value=1, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type\n' +
+        'city\n  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type\n' +
+        'country\n  Input should be a valid string [type=string_type, input_value=7, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type\n' +
+        'zip\n  Input should be a valid string [type=string_type, input_value=[1], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type',
+    );
+  });
+
   it('delivered-order errors name the item as tau2 does', () => {
     const db = fixtureDb();
     db.writableOrder('#W0000000').status = 'delivered';

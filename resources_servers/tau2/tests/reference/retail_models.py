@@ -1,5 +1,5 @@
 """The retail data model of tau2-bench (tau2/domains/retail/data_model.py): fields, types and order."""
-import json, sys, hashlib
+import json
 from typing import Dict, List, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict
 
