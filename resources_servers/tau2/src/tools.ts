@@ -84,6 +84,19 @@ function pySorted(v: unknown): string[] {
   }) as string[];
 }
 
+/**
+ * tau2's check that the order holds every listed item id (as many times as listed): the listed
+ * ids as a list, or the error `missing(id)` names for the first one short.
+ */
+function listedItems(order: Order, itemIds: unknown, missing: (itemId: unknown) => string): unknown[] {
+  const allItemIds = order.items.map((i) => i.item_id);
+  const list = pyList(itemIds);
+  for (const itemId of list) {
+    if (pyCount(list, itemId) > pyCount(allItemIds, itemId)) throw valueError(missing(itemId));
+  }
+  return list;
+}
+
 /** `"pending" in status`. */
 const isPending = (o: Order) => o.status.includes('pending');
 
@@ -216,11 +229,7 @@ export const TOOLS = new Map<string, ToolDef>([
       fn: (kit, a) => {
         const found = kit.getOrder(a.order_id);
         if (found.status !== 'delivered') throw valueError('Non-delivered order cannot be exchanged');
-        const allItemIds = found.items.map((i) => i.item_id);
-        const itemIds = pyList(a.item_ids);
-        for (const itemId of itemIds) {
-          if (pyCount(itemIds, itemId) > pyCount(allItemIds, itemId)) throw valueError(`Number of ${pyStr(itemId)} not found.`);
-        }
+        const itemIds = listedItems(found, a.item_ids, (id) => `Number of ${pyStr(id)} not found.`);
         const newItemIds = pyList(a.new_item_ids);
         if (itemIds.length !== newItemIds.length) throw valueError('The number of items to be exchanged should match.');
         let diff = 0;
@@ -319,11 +328,7 @@ export const TOOLS = new Map<string, ToolDef>([
       fn: (kit, a) => {
         const found = kit.getOrder(a.order_id);
         if (found.status !== 'pending') throw valueError('Non-pending order cannot be modified');
-        const allItemIds = found.items.map((i) => i.item_id);
-        const itemIds = pyList(a.item_ids);
-        for (const itemId of itemIds) {
-          if (pyCount(itemIds, itemId) > pyCount(allItemIds, itemId)) throw valueError(`${pyStr(itemId)} not found`);
-        }
+        const itemIds = listedItems(found, a.item_ids, (id) => `${pyStr(id)} not found`);
         const newItemIds = pyList(a.new_item_ids);
         if (itemIds.length !== newItemIds.length) throw valueError('The number of items to be exchanged should match');
         let diff = 0;
@@ -417,11 +422,7 @@ export const TOOLS = new Map<string, ToolDef>([
           if (found.payment_history.length === 0) throw new PyException('IndexError', 'list index out of range');
           if (!pyEq(a.payment_method_id, found.payment_history[0]!.payment_method_id)) throw valueError('Payment method should be the original payment method');
         }
-        const allItemIds = found.items.map((i) => i.item_id);
-        const itemIds = pyList(a.item_ids);
-        for (const itemId of itemIds) {
-          if (pyCount(itemIds, itemId) > pyCount(allItemIds, itemId)) throw valueError('Some item not found');
-        }
+        const itemIds = listedItems(found, a.item_ids, () => 'Some item not found');
         const order = kit.db.writableOrder(found.order_id);
         order.status = 'return requested';
         order.return_items = pySorted(itemIds);
