@@ -34,7 +34,7 @@ describe.skipIf(!HAVE_DATA)('tau2 retail through the stack', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ng-tau2-'));
     const base = new RetailDb(readDataDir(DATA_DIR).records);
     // Without a simulated user, each row gets its customer's opening line (the scenario's reason for calling) as a user turn.
-    const rows = readJsonl(EXAMPLE).map((row) => ({
+    const rows = readJsonl(EXAMPLE).map((row): Record<string, any> => ({
       ...row,
       responses_create_params: { ...row.responses_create_params, input: [...row.responses_create_params.input, { role: 'user', content: row.user_scenario.instructions.reason_for_call }] },
     }));
