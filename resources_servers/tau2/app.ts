@@ -38,7 +38,6 @@ type Config = z.output<typeof Tau2ConfigSchema>;
 export interface State {
   data: RetailData;
   tasks: Map<string, Task>;
-  base: RetailDb;
   sessions: SessionStore<RetailDb>;
   timer: NodeJS.Timeout;
 }
@@ -118,7 +117,7 @@ export const server = defineResourcesServer({
     const sessions = new SessionStore<RetailDb>({ idleTtlMs: config.session_idle_ttl_s * 1000, maxSessions: config.max_sessions });
     const timer = setInterval(() => sessions.sweep(), Math.min(60_000, config.session_idle_ttl_s * 1000));
     timer.unref();
-    return { data, tasks: new Map(data.tasks.map((t) => [t.id, t])), base: new RetailDb(data.records), sessions, timer };
+    return { data, tasks: new Map(data.tasks.map((t) => [t.id, t])), sessions, timer };
   },
   close: ({ state }) => {
     clearInterval(state.timer);

@@ -440,7 +440,7 @@ export class RetailDb implements RetailRecords {
     }
   }
 
-  /** A fork sharing every record until it writes one. */
+  /** A fork sharing every record until it writes one (this database must not change its own records afterwards). */
   fork(): RetailDb {
     return new RetailDb(this);
   }
