@@ -5,8 +5,7 @@
  * that subset of Python's grammar and arithmetic (ints exact, as bigints), with Python's error
  * texts for the failures seen in practice.
  */
-import { PyException } from '@nemo-gym/core/py';
-import { pyFloatRepr, pyRound } from '@nemo-gym/core/py';
+import { PyException, pyFloatRepr, pyRound } from '@nemo-gym/core/py';
 
 type Val = { t: 'int'; v: bigint } | { t: 'float'; v: number } | { t: 'ellipsis' } | { t: 'tuple' };
 

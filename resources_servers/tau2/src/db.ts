@@ -12,6 +12,7 @@
  * first time a tool changes them, so forking costs two shallow Map copies.
  */
 import { createHash } from 'node:crypto';
+import { NgError } from '@nemo-gym/core/errors';
 import { pyJsonDumps, pyJsonLoads, type PyValue } from '@nemo-gym/core/py';
 
 export interface Variant {
@@ -106,8 +107,11 @@ export interface RetailRecords {
 // ---------------------------------------------------------------------------------------------
 // validation (pydantic's model_validate, with the messages reduced to a path and a reason)
 
-export class RetailDataError extends Error {
-  override readonly name = 'RetailDataError';
+/** Data that does not validate as tau2's RetailDB (a path into it and pydantic's reason). */
+export class RetailDataError extends NgError {
+  constructor(message: string) {
+    super('NG_ERR_DATA_VALIDATION', message);
+  }
 }
 
 type Obj = Map<string, PyValue>;

@@ -5,14 +5,17 @@
  * action checks, the communicate checks and the NL assertions; the reward is the product of the
  * components in the task's `reward_basis`, and `reward_info` is tau2's RewardInfo.
  */
+import { NgError } from '@nemo-gym/core/errors';
 import { PyException, pyJsonLoads, pyRepr, pyStrip, toPlain } from '@nemo-gym/core/py';
 import { dumpRecords, recordsFromPy, RetailDataError, RetailDb, type RetailRecords } from './db.js';
 import type { Action, EvaluationCriteria, InitialState, RewardType } from './task.js';
 import { getResponse, mutatesState, TOOLS, useTool } from './tools.js';
 
 /** A setup the server cannot build (bad initial state): answered as a client error. */
-export class TaskSetupError extends Error {
-  override readonly name = 'TaskSetupError';
+export class TaskSetupError extends NgError {
+  constructor(message: string) {
+    super('NG_ERR_DATA_VALIDATION', message);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,8 +323,10 @@ export function nlUserPrompt(messages: Message[], assertions: readonly string[])
 }
 
 /** The judge's answer could not be used: a recorded failure of the rollout, never a 0. */
-export class JudgeAnswerError extends Error {
-  override readonly name = 'JudgeAnswerError';
+export class JudgeAnswerError extends NgError {
+  constructor(message: string) {
+    super('NG_ERR_BAD_JSON', message);
+  }
 }
 
 /** tau2's reading of the judge's text: `json.loads`, then each of `results`. */
