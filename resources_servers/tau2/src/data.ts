@@ -31,6 +31,13 @@ export const DATA_FILES = {
   splits: { path: 'split_tasks.json', sha256: 'ed0580ec52575b63fbf76568af42490da6ee7783ecb4aa81af46961291358f20', size: 3263 },
 } as const;
 
+/** tau2's user simulator guidelines (for a user without tools), for rows' `user_system_prompt`. */
+export const USER_GUIDELINES = {
+  url: `https://raw.githubusercontent.com/sierra-research/tau2-bench/${TAU2_COMMIT}/data/tau2/user_simulator/simulation_guidelines.md`,
+  sha256: '740a29dfa64d7bc08eea3bf7493575b914a63f744acbaf7f199ee07eddaf72d3',
+  size: 1449,
+} as const;
+
 export interface RetailData {
   /** The folder the files were read from. */
   dir: string;

@@ -73,5 +73,9 @@ describe.skipIf(!HAVE_DATA)('the retail data', () => {
     expect(row.user_scenario).toEqual(data.tasks[0]!.user_scenario);
     expect(row.user_instructions).toContain('Reason for call:\n\t\tYou received your order #W2378156');
     expect(() => splitRows(data, 'dev')).toThrow(/split "dev" is not in split_tasks\.json/);
+    expect(row).not.toHaveProperty('user_system_prompt');
+    // with tau2's simulation guidelines, the user simulator's whole prompt as tau2 builds it
+    const withUser = JSON.parse(splitRows(data, 'base', '# User Simulation Guidelines\nBe a customer.').split('\n')[0]!) as Record<string, string>;
+    expect(withUser.user_system_prompt).toBe(`# User Simulation Guidelines\nBe a customer.\n\n<scenario>\n${withUser.user_instructions}\n</scenario>`);
   });
 });
