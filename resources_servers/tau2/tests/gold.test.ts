@@ -1,8 +1,10 @@
 /**
  * Every retail task: the gold actions called through the tool routes and scored by /verify give
- * DB reward 1.0; the same trajectory without its last state-changing call gives 0.0 unless that
- * call changed nothing (it failed in the gold run too), as tau2's hash comparison decides.
+ * DB reward 1.0; the same trajectory without its last state-changing call gives what tau2's hash
+ * comparison gives: 0.0 unless tau2's own tools leave the same database without that call
+ * (`reference/gold_outputs.json`: tau2's DB hashes with and without it).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '@nemo-gym/core/testing';
 import { server } from '../app.js';
@@ -11,6 +13,9 @@ import { mutatesState } from '../src/tools.js';
 import { assistantSays, callItems, CONFIG, HAVE_DATA, responseWith } from './helpers.js';
 
 const tau2 = useTestServer(server, { config: CONFIG });
+const reference = JSON.parse(readFileSync(new URL('./reference/gold_outputs.json', import.meta.url), 'utf8')) as {
+  tasks: { id: string; final_db_hash: string; without_last_write_db_hash?: string }[];
+};
 
 describe.skipIf(!HAVE_DATA)('gold actions of every retail task', () => {
   it('score DB reward 1.0; dropping the last write scores 0.0 exactly when that write changed the database', async () => {
@@ -49,7 +54,10 @@ describe.skipIf(!HAVE_DATA)('gold actions of every retail task', () => {
       const s2 = tau2.session();
       await s2.post('/seed_session', row);
       const v2 = await s2.post('/verify', { ...row, response: responseWith([...dropped, assistantSays('Done.')]) });
-      const expected = last.failed ? 1.0 : 0.0;
+      const ref = reference.tasks.find((t) => t.id === task.id)!;
+      const expected = ref.without_last_write_db_hash === ref.final_db_hash ? 1.0 : 0.0;
+      // tau2 leaves the database unchanged only where that write fails in the gold run too
+      expect(expected, `task ${task.id}`).toBe(last.failed ? 1.0 : 0.0);
       expect(v2.json.reward_info.db_check.db_reward, `task ${task.id} without its last write`).toBe(expected);
       if (expected === 0) summary.dropped0++;
       else summary.dropped1++;
@@ -57,5 +65,6 @@ describe.skipIf(!HAVE_DATA)('gold actions of every retail task', () => {
     console.log(`tau2 retail gold replay: ${JSON.stringify(summary)}`);
     expect(summary.tasks).toBe(114);
     expect(summary.gold1).toBe(114);
+    expect([summary.withWrites, summary.dropped0, summary.dropped1, summary.noWrites]).toEqual([104, 103, 1, 10]);
   }, 60_000);
 });

@@ -121,8 +121,13 @@ gold = {"initial_db_hash": db_hash(base), "tasks": []}
 pert = []
 for t in tasks:
     actions = t["evaluation_criteria"]["actions"]
-    outs, final = run(base, [[a["name"], a["arguments"]] for a in actions])
-    gold["tasks"].append({"id": t["id"], "outputs_sha256": outs, "final_db_hash": final})
+    gold_calls = [[a["name"], a["arguments"]] for a in actions]
+    outs, final = run(base, gold_calls)
+    entry = {"id": t["id"], "outputs_sha256": outs, "final_db_hash": final}
+    writes = [i for i, (n, _) in enumerate(gold_calls) if n in WRITE]
+    if writes:
+        entry["without_last_write_db_hash"] = run(base, gold_calls[: writes[-1]] + gold_calls[writes[-1] + 1 :])[1]
+    gold["tasks"].append(entry)
     calls = perturbed(actions)
     outs, final = run(base, calls)
     pert.append({"id": t["id"], "n_calls": len(calls), "outputs_sha256": outs, "final_db_hash": final})
