@@ -152,7 +152,11 @@ export const server = defineAgent({
       });
       const failure = runFailure(run, ctx.config.timeout_s, ctx.config.max_output_bytes);
       // A recorded failure (never a reward): the answer carries the code, the rollout and why.
-      if (failure) throw new HttpError(500, { code: HarnessError.code, message: `rollout ${identity.id} (${ctx.config.preset}): ${failure}`, rollout_id: identity.id, preset: ctx.config.preset, timed_out: run.timedOut, exit_code: run.exitCode });
+      // The answer's own code classes the failure for the collector: a harness killed at its limit is a timeout.
+      if (failure) {
+        const detail = { code: HarnessError.code, message: `rollout ${identity.id} (${ctx.config.preset}): ${failure}`, rollout_id: identity.id, preset: ctx.config.preset, timed_out: run.timedOut, exit_code: run.exitCode };
+        throw new HttpError(500, detail, undefined, run.timedOut ? 'NG_ERR_TIMEOUT' : HarnessError.code);
+      }
 
       const response = await assembleResponse({ rolloutId: identity.id, model: ctx.config.model, transcript: run.transcript, capture: false });
       const harness = {
