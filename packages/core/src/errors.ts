@@ -89,6 +89,10 @@ export const ERRORS = {
   NG_ERR_SWE_INSTANCE: { message: '%s' },
   NG_ERR_SWE_ENVIRONMENT: { message: '%s' },
   NG_ERR_MCP_SERVER: { message: '%s' },
+  // Per-rollout model routes and token capture
+  NG_ERR_ROLLOUT_ID: { message: '%s', status: 400 },
+  NG_ERR_CAPTURE_NOT_FOUND: { message: '%s', status: 404 },
+  NG_ERR_CAPTURE_NO_TOKEN_IDS: { message: '%s', status: 422 },
   // Limits on requests
   NG_ERR_BODY_TOO_DEEP: { message: 'the request body nests arrays/objects more than %s levels deep; send a flatter body (e.g. encode deep data as a string)', status: 400 },
   NG_ERR_BODY_TOO_LARGE: { message: 'the request body is larger than the limit of %s bytes; send less data per request', status: 413 },
@@ -268,6 +272,13 @@ export const TemplatesMissingError = createError('NG_ERR_TEMPLATES_MISSING', 'Te
 export const ReplayRecordingsError = createError('NG_ERR_REPLAY_RECORDINGS', 'ReplayRecordingsError');
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
+
+/** A malformed rollout id: in `/ng-rollout/<id>/…`, or `_ng_rollout_id` / the indices of a run request. */
+export const RolloutIdError = createError('NG_ERR_ROLLOUT_ID', 'RolloutIdError');
+/** No capture is held for a rollout (no call came through its route, or it was released, expired or evicted). */
+export const CaptureNotFoundError = createError('NG_ERR_CAPTURE_NOT_FOUND', 'CaptureNotFoundError');
+/** A capture was asked for token ids, but the backend of a call gave none. */
+export const CaptureNoTokenIdsError = createError('NG_ERR_CAPTURE_NO_TOKEN_IDS', 'CaptureNoTokenIdsError');
 
 /** A short, single-line description of any thrown value, for logs and error bodies (URL credentials masked). */
 export function describeError(err: unknown): string {
