@@ -7,11 +7,13 @@
  * engine actually used; the trajectory builder chains calls by token prefix. Where the re-rendered
  * history equals what the model generated, the rollout is one chain; where it drifted (reasoning
  * dropped, tool arguments re-serialised, history compacted), a new chain starts and the sample is
- * masked. Every single-chain trajectory must pass NeMo-RL's contiguity walk.
+ * masked. Every single-chain trajectory must pass NeMo-RL's contiguity walk. (The stand-in does
+ * not stream; streamed capture is tested in responses_api_models/vllm_model/tests/capture.test.ts.)
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaptureEntry, Trajectory } from '@nemo-gym/core/capture';
+import { ChatChunkAccumulator, parseSseStream } from '@nemo-gym/core/openai';
 import { nemoRlContiguity, startTrainerVllm, type Json as StandinJson, type PolicyContext, type ScriptedTurn, type TrainerVllm } from '@nemo-gym/trainer-vllm';
 import { server } from '../responses_api_models/vllm_model/app.js';
 
@@ -23,13 +25,13 @@ const VARIANTS = {
    * Keeps the assistant message as received (vllm_model with a reasoning parser gives reasoning as
    * `<think>` text in content); the model writes arguments as the parser re-serialises them.
    */
-  faithful: { keepReasoning: true, compactArgs: false, compactAt: -1 },
+  faithful: { keepReasoning: true, compactArgs: false, compactAt: -1, stream: false },
   /** Drops the `<think>` reasoning from the history it sends back (many harnesses show and keep only the visible text). */
-  drops_reasoning: { keepReasoning: false, compactAt: -1, compactArgs: false },
+  drops_reasoning: { keepReasoning: false, compactAt: -1, compactArgs: false, stream: false },
   /** The model writes compact JSON arguments; the tool parser re-serialises them with spaces. */
-  compact_args: { keepReasoning: true, compactArgs: true, compactAt: -1 },
+  compact_args: { keepReasoning: true, compactArgs: true, compactAt: -1, stream: false },
   /** Compacts its history after the second call (a summary replaces the earlier turns). */
-  compacting: { keepReasoning: true, compactArgs: false, compactAt: 2 },
+  compacting: { keepReasoning: true, compactArgs: false, compactAt: 2, stream: false },
 } as const;
 type Variant = keyof typeof VARIANTS;
 const CALLS = 4;
@@ -53,14 +55,17 @@ let modelUrl = '';
 let closeModel: () => Promise<void>;
 const results = new Map<string, { variant: Variant; trajectory: Trajectory; capture: CaptureEntry[]; standinPrompts: number[][] }>();
 
-async function chat(rolloutId: string, messages: Json[]): Promise<Json> {
+async function chat(rolloutId: string, messages: Json[], stream: boolean): Promise<Json> {
   const r = await fetch(`${modelUrl}/ng-rollout/${rolloutId}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer dummy-per-rollout-key' },
-    body: JSON.stringify({ model: 'Qwen/Qwen3-8B', messages, tools, temperature: 1 }),
+    body: JSON.stringify({ model: 'Qwen/Qwen3-8B', messages, tools, temperature: 1, stream }),
   });
   expect(r.status, await r.clone().text()).toBe(200);
-  return (await r.json()) as Json;
+  if (!stream) return (await r.json()) as Json;
+  const acc = new ChatChunkAccumulator();
+  for await (const e of parseSseStream(r.body!)) if (e.data !== '[DONE]') acc.add(JSON.parse(e.data) as Json);
+  return acc.completion() as Json;
 }
 
 /** One harness rollout: call, append the assistant message (without any token fields) and a tool result, repeat. */
@@ -72,7 +77,7 @@ async function harnessRollout(rolloutId: string, variant: Variant): Promise<void
     if (call === v.compactAt) {
       messages = [messages[0]!, { role: 'user', content: `[compacted] Summary: two cities were cold. Continue.${marker} (${rolloutId})` }];
     }
-    const completion = await chat(rolloutId, messages);
+    const completion = await chat(rolloutId, messages, v.stream);
     const m = completion.choices[0].message as Json;
     const content = typeof m.content === 'string' && !v.keepReasoning ? m.content.replace(/<think>[\s\S]*?<\/think>\s*/g, '') : m.content;
     const kept: Json = { role: 'assistant', content: content ?? null };
@@ -96,7 +101,7 @@ beforeAll(async () => {
   closeModel = () => app.close();
   for (const variant of Object.keys(VARIANTS) as Variant[]) {
     for (let k = 0; k < ROLLOUTS_PER_VARIANT; k++) {
-      const id = `${variant.replace('_', '')}-${k}`;
+      const id = `${variant.replaceAll('_', '')}-${k}`;
       const before = standin.calls.length;
       await harnessRollout(id, variant);
       const standinPrompts = standin.calls.slice(before).filter((c) => c.path === '/v1/chat/completions').map((c) => c.promptIds);
@@ -142,14 +147,14 @@ describe('capture + trajectory builder through vllm_model and the real-tokenizer
   });
 
   it('a harness that keeps its history as the model wrote it gives one chain per rollout', () => {
-    for (const r of [...results.values()].filter((x) => x.variant === 'faithful')) {
+    for (const r of [...results.values()].filter((x) => x.variant.startsWith('faithful'))) {
       expect(r.trajectory.mask_sample, r.trajectory.failure_reason ?? '').toBe(false);
       expect(r.trajectory.chains).toHaveLength(1);
     }
   });
 
   it('drifted or compacted histories start new chains and are masked with a reason, never trained silently', () => {
-    for (const r of [...results.values()].filter((x) => x.variant !== 'faithful')) {
+    for (const r of [...results.values()].filter((x) => !x.variant.startsWith('faithful'))) {
       expect(r.trajectory.mask_sample).toBe(true);
       expect(r.trajectory.metrics.chains).toBeGreaterThan(1);
       expect(r.trajectory.failure_reason).toMatch(/new chain/);
