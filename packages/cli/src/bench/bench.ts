@@ -295,6 +295,7 @@ async function sectionExtras(want: (...letters: string[]) => boolean): Promise<v
     ['H. workbench verify at 256 concurrent requests (example rows)', 'resources_servers/workbench/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
     ['M. mini_swe_agent: 16 concurrent episodes against concurrency 4 (live sandboxes)', 'responses_api_agents/mini_swe_agent/dist/bench.js', ['--episodes', '16', '--concurrency', '4']],
     ['N. vllm_model, one 64-turn rollout with token ids: bytes to vLLM and CPU per call by token_id_forwarding mode', 'responses_api_models/vllm_model/dist/bench-turns.js', ['--turns', '64', '--rounds', '4']],
+    ['P. token capture + trajectory assembly per model call (vllm_model, 8-call harness rollouts) beside the same calls without capture', 'responses_api_models/vllm_model/dist/bench-capture.js', ['--rounds', '5']],
   ];
   for (const [title, script, args] of runs) {
     if (!want(title[0]!)) continue;

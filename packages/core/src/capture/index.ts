@@ -16,4 +16,4 @@ export {
   type RolloutPathMatch,
 } from './rollout-id.js';
 export { CaptureStore, estimateEntryBytes, RolloutCaptureSettingsSchema, type CaptureEntry, type RolloutCapture, type RolloutCaptureSettings } from './store.js';
-export { applyTrajectory, buildTrajectory, outputHasTokenIds, TRAJECTORY_MODES, type Trajectory, type TrajectoryChain, type TrajectoryMetrics, type TrajectoryMode } from './trajectory.js';
+export { applyTrajectory, buildTrajectory, outputHasTokenIds, outputItemsJson, trajectoryJson, TRAJECTORY_MODES, type Trajectory, type TrajectoryChain, type TrajectoryMetrics, type TrajectoryMode } from './trajectory.js';

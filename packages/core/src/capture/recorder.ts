@@ -43,6 +43,10 @@ export function rolloutMarkOf(req: IncomingMessage | undefined): RolloutMark | u
   return req === undefined ? undefined : (req as unknown as Record<symbol, RolloutMark | undefined>)[MARK];
 }
 
+/** Call ids: a random prefix per process and a counter (unique, and cheaper than random bytes per call). */
+const CALL_ID_PREFIX = randomBytes(4).toString('hex');
+let callCounter = 0;
+
 const TOKEN_KEYS = new Set(['prompt_token_ids', 'generation_token_ids', 'generation_log_probs']);
 
 function withoutTokens(o: Json): Json {
@@ -55,7 +59,7 @@ function withoutTokens(o: Json): Json {
 }
 
 export class CallCapture {
-  readonly callId = randomBytes(8).toString('hex');
+  readonly callId = `${CALL_ID_PREFIX}${(callCounter++).toString(16).padStart(8, '0')}`;
   readonly startedAt = Date.now();
   #done = false;
 
@@ -132,12 +136,12 @@ export class CallCapture {
       stream: req !== null && typeof req === 'object' && req.stream === true,
       started_at: this.startedAt,
       ended_at: Date.now(),
-      request: this.request,
+      request: this.store.settings.keep_requests ? this.request : null,
       bytes: 0,
       ...f,
       model: f.model ?? (req !== null && typeof req === 'object' && typeof req.model === 'string' ? req.model : null),
     };
-    e.bytes = estimateEntryBytes(e, Math.max(0, this.requestBytes), outBytes);
+    e.bytes = estimateEntryBytes(e, e.request === null ? 0 : Math.max(0, this.requestBytes), outBytes);
     return e;
   }
 }

@@ -11,7 +11,7 @@ import { CaptureNoTokenIdsError, RolloutIdError } from '../errors.js';
 import { rolloutMarkOf } from './recorder.js';
 import { ROLLOUT_PATH_PREFIX } from './rollout-id.js';
 import type { CaptureStore, RolloutCapture } from './store.js';
-import { buildTrajectory, TRAJECTORY_MODES, type TrajectoryMode } from './trajectory.js';
+import { buildTrajectory, trajectoryJson, TRAJECTORY_MODES, type TrajectoryMode } from './trajectory.js';
 
 /** The rollout id of a request to a model server (its URL had `/ng-rollout/<id>/`), or null. */
 export function requestRolloutId(request: FastifyRequest): string | null {
@@ -49,7 +49,7 @@ export function mountCaptureRoutes(app: FastifyInstance, store: CaptureStore, se
     return capture;
   });
   app.delete('/capture', async (request) => ({ rollout_id: idOf(request, '/capture'), released: store.release(idOf(request, '/capture')) }));
-  app.get('/trajectory', async (request) => {
+  app.get('/trajectory', async (request, reply) => {
     const id = idOf(request, '/trajectory');
     const modeRaw = (request.query as Record<string, unknown> | undefined)?.mode ?? store.settings.builder;
     if (!(TRAJECTORY_MODES as readonly unknown[]).includes(modeRaw)) throw new RolloutIdError(`?mode= is one of ${TRAJECTORY_MODES.join(', ')}; got ${JSON.stringify(modeRaw)}`);
@@ -57,6 +57,6 @@ export function mountCaptureRoutes(app: FastifyInstance, store: CaptureStore, se
     if (flag(request.query, 'require_token_ids', false)) requireIds(capture, serverName);
     const trajectory = buildTrajectory(capture, modeRaw as TrajectoryMode);
     if (flag(request.query, 'release', true)) store.release(id);
-    return trajectory;
+    return reply.type('application/json').send(trajectoryJson(trajectory));
   });
 }

@@ -35,7 +35,7 @@ export interface CaptureEntry {
   generation_token_ids: number[] | null;
   generation_log_probs: number[] | null;
   finish_reason: string | null;
-  /** The request body the route received (the caller's dialect), kept by reference. */
+  /** The request body the route received (the caller's dialect), kept by reference with `keep_requests`; else null. */
   request: unknown;
   /** The generation as Responses output items (token fields left off). */
   output_items: Json[] | null;
@@ -67,6 +67,12 @@ export const RolloutCaptureSettingsSchema = z
     max_rollouts: z.number().int().positive().default(100_000),
     /** Most calls recorded per rollout; later ones are not kept and mark the rollout incomplete. */
     max_calls_per_rollout: z.number().int().positive().default(10_000),
+    /**
+     * Keep each call's request body in its entry (for inspecting what the agent sent). Off by
+     * default: items are rebuilt from the output, and holding every request for the rollout's life
+     * costs memory and garbage-collector time.
+     */
+    keep_requests: z.boolean().default(false),
     /** The default builder mode of `GET /ng-rollout/<id>/trajectory`. */
     builder: z.enum(['prefix_merging', 'per_call']).default('prefix_merging'),
   })

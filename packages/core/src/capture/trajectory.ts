@@ -73,38 +73,46 @@ interface Node {
   quarantined: boolean;
 }
 
-interface TrieNode {
-  next: Map<number, TrieNode>;
-  /** Calls whose prompt + generation ends exactly here. */
-  ends: Node[];
-}
-
-/** Longest-prefix lookup over the calls' prompt + generation sequences. */
+/**
+ * Parent lookup: the earlier calls whose prompt + generation is the longest prefix of a prompt.
+ * Candidates are tried longest first; in an append-only rollout the first one tried matches, so a
+ * call costs one comparison of its prompt.
+ */
 class PrefixIndex {
-  private readonly root: TrieNode = { next: new Map(), ends: [] };
+  /** Added calls, longest sequence first. */
+  private readonly byLength: Node[] = [];
   add(node: Node): void {
-    let t = this.root;
-    for (const seq of [node.prompt, node.gen]) {
-      for (const id of seq) {
-        let n = t.next.get(id);
-        if (!n) t.next.set(id, (n = { next: new Map(), ends: [] }));
-        t = n;
+    const len = node.prompt.length + node.gen.length;
+    let i = this.byLength.length;
+    while (i > 0 && this.byLength[i - 1]!.prompt.length + this.byLength[i - 1]!.gen.length < len) i--;
+    this.byLength.splice(i, 0, node);
+  }
+  /** The calls whose whole sequence is the longest prefix of `prompt` found (several: identical sequences). */
+  longest(prompt: number[]): Node[] {
+    let found: Node[] = [];
+    let foundLength = -1;
+    for (const n of this.byLength) {
+      const len = n.prompt.length + n.gen.length;
+      if (len < foundLength) break;
+      if (len > prompt.length || !isPrefix(n, prompt)) continue;
+      if (len === foundLength) found.push(n);
+      else {
+        found = [n];
+        foundLength = len;
       }
     }
-    t.ends.push(node);
+    return found;
   }
-  /** The calls whose whole sequence is the longest prefix of `prompt` found. */
-  longest(prompt: number[]): Node[] {
-    let best: Node[] = [];
-    let t = this.root;
-    for (const id of prompt) {
-      const n = t.next.get(id);
-      if (!n) break;
-      t = n;
-      if (t.ends.length) best = t.ends;
-    }
-    return best;
-  }
+}
+
+/** Whether the call's prompt + generation is a prefix of `ids`. */
+function isPrefix(n: Node, ids: number[]): boolean {
+  const p = n.prompt;
+  const g = n.gen;
+  // The end of the generation differs first when it differs at all: check it before the long prompt.
+  for (let i = g.length - 1; i >= 0; i--) if (ids[p.length + i] !== g[i]) return false;
+  for (let i = p.length - 1; i >= 0; i--) if (ids[i] !== p[i]) return false;
+  return true;
 }
 
 const byPromptThenId = (a: Node, b: Node) => a.prompt.length - b.prompt.length || (a.entry.call_id < b.entry.call_id ? -1 : a.entry.call_id > b.entry.call_id ? 1 : 0);
@@ -281,4 +289,58 @@ export function applyTrajectory<R extends { output?: unknown }>(response: R, tra
   if (outputHasTokenIds(response.output)) return { response, mask_sample: false, failure_reason: null, replaced: false };
   if (trajectory.output.length === 0) return { response, mask_sample: true, failure_reason: trajectory.failure_reason ?? 'the capture holds no trainable tokens', replaced: false };
   return { response: { ...response, output: trajectory.output }, mask_sample: trajectory.mask_sample, failure_reason: trajectory.failure_reason, replaced: true };
+}
+
+const TOKEN_FIELDS = new Set(['prompt_token_ids', 'generation_token_ids', 'generation_log_probs']);
+
+function isIdPrefix(prefix: number[], ids: number[]): boolean {
+  if (prefix.length > ids.length) return false;
+  for (let i = prefix.length - 1; i >= 0; i--) if (prefix[i] !== ids[i]) return false;
+  return true;
+}
+
+/** Numbers as a JSON list body (no brackets); join writes finite numbers as JSON does. */
+function numbersText(xs: number[]): string {
+  for (const x of xs) if (!Number.isFinite(x)) return JSON.stringify(xs).slice(1, -1);
+  return xs.join(',');
+}
+
+/**
+ * Output items as JSON text. Each item's prompt_token_ids repeats every token before it, so the
+ * text grows with the square of the calls; here a prompt that extends the previous item's prompt +
+ * generation reuses that text (strings are joined, not copied), so the work grows with the tokens.
+ */
+export function outputItemsJson(items: readonly Json[]): string {
+  let seen: number[] = [];
+  let seenText = '';
+  const parts: string[] = [];
+  for (const item of items) {
+    const prompt = item.prompt_token_ids;
+    const gen = item.generation_token_ids;
+    const lps = item.generation_log_probs;
+    if (!Array.isArray(prompt) || !Array.isArray(gen) || !Array.isArray(lps)) {
+      parts.push(JSON.stringify(item));
+      continue;
+    }
+    const content: Json = {};
+    for (const [k, v] of Object.entries(item)) if (!TOKEN_FIELDS.has(k)) content[k] = v;
+    let promptText: string;
+    if (isIdPrefix(seen, prompt as number[])) {
+      const tail = (prompt as number[]).slice(seen.length);
+      promptText = tail.length === 0 ? seenText : seenText === '' ? numbersText(tail) : `${seenText},${numbersText(tail)}`;
+    } else promptText = numbersText(prompt as number[]);
+    const genText = numbersText(gen as number[]);
+    const head = JSON.stringify(content);
+    parts.push(`${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"prompt_token_ids":[${promptText}],"generation_token_ids":[${genText}],"generation_log_probs":[${numbersText(lps as number[])}]}`);
+    seen = (prompt as number[]).concat(gen as number[]);
+    seenText = genText === '' ? promptText : promptText === '' ? genText : `${promptText},${genText}`;
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** A trajectory as JSON text (the same value JSON.stringify gives, made in time linear in the tokens). */
+export function trajectoryJson(t: Trajectory): string {
+  const { output, ...rest } = t;
+  const head = JSON.stringify(rest);
+  return `${head.slice(0, -1)},"output":${outputItemsJson(output)}}`;
 }

@@ -59,7 +59,7 @@ const server = defineModelServer({
 let base = '';
 let close: () => Promise<void>;
 beforeAll(async () => {
-  const app = await server.build({ config: { name: 'echo', rollout_capture: { max_calls_per_rollout: 3 } } });
+  const app = await server.build({ config: { name: 'echo', rollout_capture: { max_calls_per_rollout: 3, keep_requests: true } } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   close = () => app.close();
