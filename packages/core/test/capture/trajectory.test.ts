@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tokenSequence } from '../../../bridge/src/tokens.js';
-import { applyTrajectory, buildTrajectory, type CaptureEntry } from '@nemo-gym/core/capture';
+import { applyTrajectory, buildTrajectory, outputItemsJson, trajectoryJson, type CaptureEntry } from '@nemo-gym/core/capture';
 
 let clock = 1000;
 /** One captured call: prompt ids, generated ids (log-prob -0.k for each). */
@@ -143,5 +143,18 @@ describe('buildTrajectory (prefix merging)', () => {
     const applied = applyTrajectory(plain, t);
     expect(applied.replaced).toBe(true);
     expect(applied.response.output).toBe(t.output);
+  });
+
+  it('the trajectory JSON (prompt text reused between items) is the same value JSON.stringify gives', () => {
+    const t = buildTrajectory({ rollout_id: 'r-0', calls: [a, b, c, call('f', [5, 6, 7], [19])] });
+    expect(JSON.parse(trajectoryJson(t))).toEqual(JSON.parse(JSON.stringify(t)));
+    const odd = [
+      { type: 'message', prompt_token_ids: [], generation_token_ids: [], generation_log_probs: [] },
+      { type: 'function_call', name: 'x' },
+      { type: 'message', prompt_token_ids: [1], generation_token_ids: [2], generation_log_probs: [Number.NaN] },
+      { type: 'message', prompt_token_ids: [9, 9], generation_token_ids: [3], generation_log_probs: [-0.5] },
+      { prompt_token_ids: [9, 9, 3], generation_token_ids: [4], generation_log_probs: [-1e-7] },
+    ];
+    expect(JSON.parse(outputItemsJson(odd))).toEqual(JSON.parse(JSON.stringify(odd)));
   });
 });
