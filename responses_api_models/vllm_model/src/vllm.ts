@@ -280,6 +280,7 @@ export class VLLMBackend {
   /**
    * The call's entry in its rollout's capture: the exact ids just read from vLLM (before the
    * answer is streamed or converted), or, with token ids off, an entry that says why there are none.
+   * The answer then leaves the ids out unless rollout_capture.answer_token_ids is on.
    */
   private captureCall(capture: CallCapture, completion: Json, choice: Json): void {
     const message = choice.message as Json;
@@ -295,6 +296,12 @@ export class VLLMBackend {
       chat_message: message,
       model: typeof completion.model === 'string' ? completion.model : null,
     });
+    // The capture holds the ids (and the trajectory will carry them): the caller's answer goes without, unless asked.
+    if (!capture.answerTokenIds) {
+      delete message.prompt_token_ids;
+      delete message.generation_token_ids;
+      delete message.generation_log_probs;
+    }
   }
 
   /**

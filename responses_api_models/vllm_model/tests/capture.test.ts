@@ -22,12 +22,12 @@ const script: ScriptedTurn[] = [
 ];
 const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
-async function setup(returnIds: boolean) {
+async function setup(returnIds: boolean, answerTokenIds = true) {
   const vllm = await new FakeVLLM().start();
   vllm.script = script;
   cleanups.push(() => vllm.stop());
   const app = await server.build({
-    config: { name: 'policy_model', base_url: `${vllm.url}/v1`, api_key: 'k', model: 'm', return_token_id_information: returnIds, uses_reasoning_parser: true, request_inline_token_ids: true, health_check_interval_s: 0 },
+    config: { name: 'policy_model', base_url: `${vllm.url}/v1`, api_key: 'k', model: 'm', return_token_id_information: returnIds, uses_reasoning_parser: true, request_inline_token_ids: true, health_check_interval_s: 0, rollout_capture: { answer_token_ids: answerTokenIds } },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   cleanups.push(() => app.close());
@@ -79,6 +79,21 @@ describe('vllm_model capture', () => {
     expect(t.chains).toHaveLength(1);
     // The rebuilt items keep the content: a reasoning item and the function call of call 1, the answer of call 2.
     expect(t.output.map((i) => i.type)).toEqual(['reasoning', 'function_call', 'reasoning', 'message']);
+  });
+
+  it('by default a captured call answers without token ids (the capture and the trajectory hold them); calls without the prefix keep them', async () => {
+    const { base, post } = await setup(true, false);
+    const body = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools };
+    const captured = (await (await post('/ng-rollout/d-1/v1/chat/completions', body)).json()) as Json;
+    expect(captured.choices[0].message).not.toHaveProperty('prompt_token_ids');
+    expect(captured.choices[0].message.tool_calls).toHaveLength(1);
+    const streamed = await streamedChat(await post('/ng-rollout/d-1/v1/chat/completions', { ...body, stream: true }));
+    expect(streamed.tokens).toEqual({});
+    const plain = (await (await post('/v1/chat/completions', body)).json()) as Json;
+    expect(plain.choices[0].message.prompt_token_ids.length).toBeGreaterThan(0);
+    const c = ((await (await fetch(`${base}/ng-rollout/d-1/capture`)).json()) as { calls: CaptureEntry[] }).calls;
+    expect(c.map((e) => e.has_token_ids)).toEqual([true, true]);
+    expect(c[0]!.prompt_token_ids).toEqual(plain.choices[0].message.prompt_token_ids);
   });
 
   it('with return_token_id_information off, each entry says why it has no ids, and the trajectory is masked', async () => {

@@ -73,6 +73,11 @@ export class CallCapture {
     private readonly noIdsReason: string,
   ) {}
 
+  /** Whether the call's answer keeps its token ids (rollout_capture.answer_token_ids); a backend that records them leaves them out otherwise. */
+  get answerTokenIds(): boolean {
+    return this.store.settings.answer_token_ids;
+  }
+
   /** True once this call has its entry. */
   get recorded(): boolean {
     return this.#done;

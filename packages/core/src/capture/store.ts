@@ -73,6 +73,12 @@ export const RolloutCaptureSettingsSchema = z
      * costs memory and garbage-collector time.
      */
     keep_requests: z.boolean().default(false),
+    /**
+     * Captured calls answer with their token ids too (as calls without the prefix do when the
+     * backend returns them). Off by default: the capture holds them and the trajectory carries
+     * them, and an agent that calls through the prefix does not read them.
+     */
+    answer_token_ids: z.boolean().default(false),
     /** The default builder mode of `GET /ng-rollout/<id>/trajectory`. */
     builder: z.enum(['prefix_merging', 'per_call']).default('prefix_merging'),
   })
