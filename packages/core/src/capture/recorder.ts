@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { TOKEN_FIELD_KEYS } from '../openai/schemas.js';
 import { estimateEntryBytes, type CaptureEntry, type CaptureStore } from './store.js';
 
 type Json = Record<string, unknown>;
@@ -47,7 +48,7 @@ export function rolloutMarkOf(req: IncomingMessage | undefined): RolloutMark | u
 const CALL_ID_PREFIX = randomBytes(4).toString('hex');
 let callCounter = 0;
 
-const TOKEN_KEYS = new Set(['prompt_token_ids', 'generation_token_ids', 'generation_log_probs']);
+const TOKEN_KEYS: ReadonlySet<string> = new Set(TOKEN_FIELD_KEYS);
 
 function withoutTokens(o: Json): Json {
   let has = false;

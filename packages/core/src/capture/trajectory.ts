@@ -23,6 +23,7 @@
  * calls, an unresolved retry.
  */
 import { chatMessageToOutputItems } from '../openai/converter.js';
+import { TOKEN_FIELD_KEYS } from '../openai/schemas.js';
 import type { CaptureEntry, RolloutCapture } from './store.js';
 
 type Json = Record<string, unknown>;
@@ -118,9 +119,7 @@ function isPrefix(n: Node, ids: number[]): boolean {
 const byPromptThenId = (a: Node, b: Node) => a.prompt.length - b.prompt.length || (a.entry.call_id < b.entry.call_id ? -1 : a.entry.call_id > b.entry.call_id ? 1 : 0);
 
 function sameIds(a: number[], b: number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  return a.length === b.length && isIdPrefix(a, b);
 }
 
 /** The call's generation as Responses items without token fields (a copy). */
@@ -291,7 +290,7 @@ export function applyTrajectory<R extends { output?: unknown }>(response: R, tra
   return { response: { ...response, output: trajectory.output }, mask_sample: trajectory.mask_sample, failure_reason: trajectory.failure_reason, replaced: true };
 }
 
-const TOKEN_FIELDS = new Set(['prompt_token_ids', 'generation_token_ids', 'generation_log_probs']);
+const TOKEN_FIELDS: ReadonlySet<string> = new Set(TOKEN_FIELD_KEYS);
 
 function isIdPrefix(prefix: number[], ids: number[]): boolean {
   if (prefix.length > ids.length) return false;
