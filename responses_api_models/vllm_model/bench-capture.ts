@@ -31,10 +31,13 @@ const idAt = (i: number) => (i * 7919) % 151_000;
 const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => idAt(from + k));
 
 /** The child: vllm_model on a port, telling its CPU time on request. */
-async function serve(stubUrl: string): Promise<void> {
+async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
   const { server } = await import('./app.js');
   const app = await server.build({
-    config: { name: 'policy_model', base_url: stubUrl, api_key: 'k', model: 'm', return_token_id_information: true, uses_reasoning_parser: false, request_inline_token_ids: true, health_check_interval_s: 0 },
+    config: {
+      name: 'policy_model', base_url: stubUrl, api_key: 'k', model: 'm', return_token_id_information: true, uses_reasoning_parser: false, request_inline_token_ids: true, health_check_interval_s: 0,
+      rollout_capture: { answer_token_ids: answerIds },
+    },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   process.on('message', (m) => {
@@ -78,20 +81,26 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
   const stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/v1`;
 
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', stubUrl], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  // The child never outlives this process, whatever happens here.
-  process.once('exit', () => child.kill());
-  const port = await new Promise<number>((r) => child.once('message', (m) => r((m as { port: number }).port)));
-  const base = `http://127.0.0.1:${port}`;
-  const cpu = () => new Promise<{ cpu: number; rss: number }>((r) => {
-    child.once('message', (m) => r(m as { cpu: number; rss: number }));
-    child.send('cpu');
-  });
+  // Two servers: captured calls answer without ids (the default), and with them (answer_token_ids).
+  const start = async (answerIds: boolean) => {
+    const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', stubUrl, ...(answerIds ? ['--answer-ids'] : [])], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // The child never outlives this process, whatever happens here.
+    process.once('exit', () => child.kill());
+    const port = await new Promise<number>((r) => child.once('message', (m) => r((m as { port: number }).port)));
+    const cpu = () => new Promise<{ cpu: number; rss: number }>((r) => {
+      child.once('message', (m) => r(m as { cpu: number; rss: number }));
+      child.send('cpu');
+    });
+    return { base: `http://127.0.0.1:${port}`, cpu, child };
+  };
+  const servers = { plain: await start(false), withIds: await start(true) };
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
-  const post = async (path: string, body: string) => {
+  let answerBytes = 0;
+  const post = async (base: string, path: string, body: string) => {
     const res = await request(base + path, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${text.slice(0, 300)}`);
+    answerBytes += text.length;
     return text;
   };
   const tool = '{"stdout": "' + 'F'.repeat(400) + '", "exit_code": 1}';
@@ -99,11 +108,11 @@ async function main(): Promise<void> {
   let heldBytesPerCall = 0;
   let trajectoryBytes = 0;
   /** One harness-like rollout: the history grows by the assistant message and a tool result each call. */
-  const rollout = async (id: string | null, assemble: boolean) => {
+  const rollout = async (base: string, id: string | null, assemble: boolean) => {
     const messages: unknown[] = [{ role: 'system', content: 'You are a coding agent. '.repeat(40) }, { role: 'user', content: 'Fix the failing test in this repository.' }];
     for (let k = 0; k < CALLS; k++) {
       const prefix = id === null ? '' : `/ng-rollout/${id}`;
-      const completion = JSON.parse(await post(`${prefix}/v1/chat/completions`, JSON.stringify({ model: 'm', messages }))) as { choices: { message: { content: string; tool_calls: { id: string }[] } }[] };
+      const completion = JSON.parse(await post(base, `${prefix}/v1/chat/completions`, JSON.stringify({ model: 'm', messages }))) as { choices: { message: { content: string; tool_calls: { id: string }[] } }[] };
       const m = completion.choices[0]!.message;
       messages.push({ role: 'assistant', content: m.content, tool_calls: m.tool_calls }, { role: 'tool', tool_call_id: m.tool_calls[0]!.id, content: tool });
     }
@@ -120,30 +129,35 @@ async function main(): Promise<void> {
       const t = await request(`${base}/ng-rollout/${id}/trajectory`, { dispatcher: agent });
       const text = await t.body.text();
       trajectoryBytes = text.length;
+      answerBytes += text.length;
       const parsed = JSON.parse(text) as { mask_sample: boolean; failure_reason: string | null };
       if (parsed.mask_sample) throw new Error(`rollout ${id} was masked: ${parsed.failure_reason}`);
     }
   };
-  type Mode = 'plain' | 'capture' | 'assembled';
+  type Mode = 'plain' | 'capture' | 'assembled' | 'assembled_ids';
+  const bytesOf: Record<Mode, number> = { plain: 0, capture: 0, assembled: 0, assembled_ids: 0 };
   const round = async (mode: Mode, r: number) => {
     let next = 0;
+    const { base, cpu } = mode === 'assembled_ids' ? servers.withIds : servers.plain;
+    answerBytes = 0;
     const before = await cpu();
     const t0 = process.hrtime.bigint();
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
       while (next < ROLLOUTS) {
         const i = next++;
-        await rollout(mode === 'plain' ? null : `${mode}${r}-${i}`, mode === 'assembled');
+        await rollout(base, mode === 'plain' ? null : `${mode.replace('_', '')}${r}-${i}`, mode.startsWith('assembled'));
       }
     }));
     const wall = Number(process.hrtime.bigint() - t0) / 1e9;
     const after = await cpu();
+    bytesOf[mode] = answerBytes / (ROLLOUTS * CALLS);
     return { cpuPerCall: (after.cpu - before.cpu) / (ROLLOUTS * CALLS), wall, rss: after.rss };
   };
 
   console.log(`vllm_model, token ids on; ${ROLLOUTS} rollouts × ${CALLS} chat calls per round, ${CONCURRENCY} rollouts at a time; prompts ${BASE}→${BASE + (CALLS - 1) * (GEN + TOOL)} tokens, ${GEN} generated`);
-  const modes: Mode[] = ['plain', 'capture', 'assembled'];
+  const modes: Mode[] = ['plain', 'capture', 'assembled', 'assembled_ids'];
   for (const m of modes) await round(m, 999); // warm-up of every path
-  const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [] };
+  const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], assembled_ids: [] };
   let rss = 0;
   for (let r = 0; r < ROUNDS; r++) {
     for (const m of modes) {
@@ -156,14 +170,20 @@ async function main(): Promise<void> {
   // The overhead of a round is taken against the plain round beside it, then the median of those.
   const over = (m: Mode) => median(cpuOf[m].map((x, i) => (x - cpuOf.plain[i]!) / cpuOf.plain[i]!)) * 100;
   const shown = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
-  console.log(`server CPU per call, median of ${ROUNDS} rounds: plain ${median(cpuOf.plain).toFixed(0)} µs; captured (released unassembled) ${median(cpuOf.capture).toFixed(0)} µs (${shown(over('capture'))}); captured + assembled ${median(cpuOf.assembled).toFixed(0)} µs (${shown(over('assembled'))}); target ≤ 5 %`);
+  console.log(`server CPU per call, median of ${ROUNDS} rounds (each against the plain round beside it; target ≤ 5 %):`);
+  console.log(`  plain /v1/chat/completions (answers carry the ids)       ${median(cpuOf.plain).toFixed(0)} µs`);
+  console.log(`  captured, released unassembled (answers without ids)    ${median(cpuOf.capture).toFixed(0)} µs (${shown(over('capture'))})`);
+  console.log(`  captured + trajectory assembled (answers without ids)   ${median(cpuOf.assembled).toFixed(0)} µs (${shown(over('assembled'))})`);
+  console.log(`  captured + assembled, answer_token_ids: true (same answers as plain) ${median(cpuOf.assembled_ids).toFixed(0)} µs (${shown(over('assembled_ids'))})`);
+  console.log(`answer bytes per call (incl. the trajectory, per call): plain ${(bytesOf.plain / 1024).toFixed(1)} KiB, captured ${(bytesOf.capture / 1024).toFixed(1)} KiB, assembled ${(bytesOf.assembled / 1024).toFixed(1)} KiB, assembled with ids ${(bytesOf.assembled_ids / 1024).toFixed(1)} KiB`);
   for (const m of modes) console.log(`  rounds ${m}: ${cpuOf[m].map((x) => x.toFixed(0)).join(', ')} µs`);
   console.log(`capture bytes held per call (estimated, request body + ids + log-probs + output): ${(heldBytesPerCall / 1024).toFixed(1)} KiB; trajectory JSON per rollout: ${(trajectoryBytes / 1024).toFixed(1)} KiB; server RSS at the end ${(rss / 2 ** 20).toFixed(0)} MiB (captures released)`);
-  child.kill();
+  servers.plain.child.kill();
+  servers.withIds.child.kill();
   await agent.close();
   await new Promise<void>((r) => stub.close(() => r()));
 }
 
 const serveAt = process.argv.indexOf('--serve');
-if (serveAt >= 0) await serve(process.argv[serveAt + 1]!);
+if (serveAt >= 0) await serve(process.argv[serveAt + 1]!, process.argv.includes('--answer-ids'));
 else await main();
