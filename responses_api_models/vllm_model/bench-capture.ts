@@ -8,10 +8,14 @@
  * before and after each round; a stub plays vLLM in this process, answering with inline token ids
  * (a prompt of 1000 + 250·turn tokens, 100 generated tokens with log-probs) that chain by prefix
  * across a rollout's calls. Each round runs `rollouts` harness-like rollouts of `calls` chat calls
- * each, `concurrency` rollouts at a time, either on /v1/chat/completions (plain) or on
- * /ng-rollout/<id>/v1/chat/completions followed by GET /ng-rollout/<id>/trajectory (capture +
- * assembly + release). Rounds alternate between the two modes. Reported: server CPU per call for
- * each mode and the difference, bytes the capture held per call, and the trajectory's size.
+ * each, `concurrency` rollouts at a time, in one of these modes, which take turns round by round:
+ *   plain       /v1/chat/completions (answers carry the ids, as for a native agent);
+ *   capture     /ng-rollout/<id>/v1/chat/completions, then DELETE …/capture (answers without ids);
+ *   assembled   the same, then GET …/trajectory instead (capture + assembly + release);
+ *   plain_b, assembled_ids   on a second server with rollout_capture.answer_token_ids: true, so
+ *               that captured calls answer exactly as plain ones do.
+ * Reported: server CPU per call for each mode against the plain rounds of the same server, answer
+ * bytes per call, bytes the capture held per call, and the trajectory's size.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -134,18 +138,18 @@ async function main(): Promise<void> {
       if (parsed.mask_sample) throw new Error(`rollout ${id} was masked: ${parsed.failure_reason}`);
     }
   };
-  type Mode = 'plain' | 'capture' | 'assembled' | 'assembled_ids';
-  const bytesOf: Record<Mode, number> = { plain: 0, capture: 0, assembled: 0, assembled_ids: 0 };
+  type Mode = 'plain' | 'capture' | 'assembled' | 'plain_b' | 'assembled_ids';
+  const bytesOf: Record<Mode, number> = { plain: 0, capture: 0, assembled: 0, plain_b: 0, assembled_ids: 0 };
   const round = async (mode: Mode, r: number) => {
     let next = 0;
-    const { base, cpu } = mode === 'assembled_ids' ? servers.withIds : servers.plain;
+    const { base, cpu } = mode === 'assembled_ids' || mode === 'plain_b' ? servers.withIds : servers.plain;
     answerBytes = 0;
     const before = await cpu();
     const t0 = process.hrtime.bigint();
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
       while (next < ROLLOUTS) {
         const i = next++;
-        await rollout(base, mode === 'plain' ? null : `${mode.replace('_', '')}${r}-${i}`, mode.startsWith('assembled'));
+        await rollout(base, mode === 'plain' || mode === 'plain_b' ? null : `${mode.replace('_', '')}${r}-${i}`, mode.startsWith('assembled'));
       }
     }));
     const wall = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -155,9 +159,9 @@ async function main(): Promise<void> {
   };
 
   console.log(`vllm_model, token ids on; ${ROLLOUTS} rollouts × ${CALLS} chat calls per round, ${CONCURRENCY} rollouts at a time; prompts ${BASE}→${BASE + (CALLS - 1) * (GEN + TOOL)} tokens, ${GEN} generated`);
-  const modes: Mode[] = ['plain', 'capture', 'assembled', 'assembled_ids'];
-  for (const m of modes) await round(m, 999); // warm-up of every path
-  const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], assembled_ids: [] };
+  const modes: Mode[] = ['plain', 'capture', 'assembled', 'plain_b', 'assembled_ids'];
+  for (const w of [998, 999]) for (const m of modes) await round(m, w); // warm-up of every path, twice
+  const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], plain_b: [], assembled_ids: [] };
   let rss = 0;
   for (let r = 0; r < ROUNDS; r++) {
     for (const m of modes) {
@@ -168,13 +172,17 @@ async function main(): Promise<void> {
   }
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   // The overhead of a round is taken against the plain round beside it, then the median of those.
-  const over = (m: Mode) => median(cpuOf[m].map((x, i) => (x - cpuOf.plain[i]!) / cpuOf.plain[i]!)) * 100;
+  // Each server against its own plain rounds (the two are separate processes).
+  const over = (m: Mode) => {
+    const against = m === 'assembled_ids' ? cpuOf.plain_b : cpuOf.plain;
+    return median(cpuOf[m].map((x, i) => (x - against[i]!) / against[i]!)) * 100;
+  };
   const shown = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
   console.log(`server CPU per call, median of ${ROUNDS} rounds (each against the plain round beside it; target ≤ 5 %):`);
   console.log(`  plain /v1/chat/completions (answers carry the ids)       ${median(cpuOf.plain).toFixed(0)} µs`);
   console.log(`  captured, released unassembled (answers without ids)    ${median(cpuOf.capture).toFixed(0)} µs (${shown(over('capture'))})`);
   console.log(`  captured + trajectory assembled (answers without ids)   ${median(cpuOf.assembled).toFixed(0)} µs (${shown(over('assembled'))})`);
-  console.log(`  captured + assembled, answer_token_ids: true (same answers as plain) ${median(cpuOf.assembled_ids).toFixed(0)} µs (${shown(over('assembled_ids'))})`);
+  console.log(`  second server (answer_token_ids: true): plain ${median(cpuOf.plain_b).toFixed(0)} µs; captured + assembled, the same answers as plain ${median(cpuOf.assembled_ids).toFixed(0)} µs (${shown(over('assembled_ids'))})`);
   console.log(`answer bytes per call (incl. the trajectory, per call): plain ${(bytesOf.plain / 1024).toFixed(1)} KiB, captured ${(bytesOf.capture / 1024).toFixed(1)} KiB, assembled ${(bytesOf.assembled / 1024).toFixed(1)} KiB, assembled with ids ${(bytesOf.assembled_ids / 1024).toFixed(1)} KiB`);
   for (const m of modes) console.log(`  rounds ${m}: ${cpuOf[m].map((x) => x.toFixed(0)).join(', ')} µs`);
   console.log(`capture bytes held per call (estimated, request body + ids + log-probs + output): ${(heldBytesPerCall / 1024).toFixed(1)} KiB; trajectory JSON per rollout: ${(trajectoryBytes / 1024).toFixed(1)} KiB; server RSS at the end ${(rss / 2 ** 20).toFixed(0)} MiB (captures released)`);
