@@ -298,6 +298,14 @@ function isIdPrefix(prefix: number[], ids: number[]): boolean {
   return true;
 }
 
+/** Whether `ids` starts with `prompt` followed by `gen`. */
+function extendsSeen(ids: number[], prompt: number[], gen: number[]): boolean {
+  const p = prompt.length;
+  if (p + gen.length > ids.length) return false;
+  for (let i = gen.length - 1; i >= 0; i--) if (ids[p + i] !== gen[i]) return false;
+  return isIdPrefix(prompt, ids);
+}
+
 /** Numbers as a JSON list body (no brackets); join writes finite numbers as JSON does. */
 function numbersText(xs: number[]): string {
   for (const x of xs) if (!Number.isFinite(x)) return JSON.stringify(xs).slice(1, -1);
@@ -310,7 +318,9 @@ function numbersText(xs: number[]): string {
  * generation reuses that text (strings are joined, not copied), so the work grows with the tokens.
  */
 export function outputItemsJson(items: readonly Json[]): string {
-  let seen: number[] = [];
+  // What the previous item's text covers: its prompt, then its generation (kept apart, never copied).
+  let seenPrompt: number[] = [];
+  let seenGen: number[] = [];
   let seenText = '';
   const parts: string[] = [];
   for (const item of items) {
@@ -324,14 +334,16 @@ export function outputItemsJson(items: readonly Json[]): string {
     const content: Json = {};
     for (const [k, v] of Object.entries(item)) if (!TOKEN_FIELDS.has(k)) content[k] = v;
     let promptText: string;
-    if (isIdPrefix(seen, prompt as number[])) {
-      const tail = (prompt as number[]).slice(seen.length);
+    const seenLength = seenPrompt.length + seenGen.length;
+    if (extendsSeen(prompt as number[], seenPrompt, seenGen)) {
+      const tail = (prompt as number[]).slice(seenLength);
       promptText = tail.length === 0 ? seenText : seenText === '' ? numbersText(tail) : `${seenText},${numbersText(tail)}`;
     } else promptText = numbersText(prompt as number[]);
     const genText = numbersText(gen as number[]);
     const head = JSON.stringify(content);
     parts.push(`${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"prompt_token_ids":[${promptText}],"generation_token_ids":[${genText}],"generation_log_probs":[${numbersText(lps as number[])}]}`);
-    seen = (prompt as number[]).concat(gen as number[]);
+    seenPrompt = prompt as number[];
+    seenGen = gen as number[];
     seenText = genText === '' ? promptText : promptText === '' ? genText : `${promptText},${genText}`;
   }
   return `[${parts.join(',')}]`;
