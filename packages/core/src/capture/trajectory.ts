@@ -155,7 +155,8 @@ export function buildTrajectory(capture: Pick<RolloutCapture, 'rollout_id' | 'ca
     const shown = withoutIds.slice(0, 3).map((c) => `${c.call_id} (${c.route}): ${c.missing_ids_reason ?? 'no token ids'}`);
     reasons.push(`${withoutIds.length} of ${calls.length} call(s) have no token ids — ${shown.join('; ')}${withoutIds.length > 3 ? '; …' : ''}`);
   }
-  const usable = calls.filter((c) => !withoutIds.includes(c));
+  const lacking = new Set(withoutIds);
+  const usable = calls.filter((c) => !lacking.has(c));
   const empty = usable.filter((c) => c.generation_token_ids!.length === 0);
   const nodes: Node[] = usable
     .filter((c) => c.generation_token_ids!.length > 0)
@@ -249,8 +250,16 @@ export function buildTrajectory(capture: Pick<RolloutCapture, 'rollout_id' | 'ca
     path.reverse();
     if (!path.some((n) => n.quarantined)) paths.push(path);
   }
-  const rootKey = (p: Node[]) => p[0]!.entry;
-  paths.sort((a, b) => rootKey(a).started_at - rootKey(b).started_at || (rootKey(a).call_id < rootKey(b).call_id ? -1 : 1) || a.length - b.length);
+  // Main first: the earliest root; from one root, the chain with the most generated tokens; then by the leaf's call id.
+  const cmpId = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  const generated = (p: Node[]) => p.reduce((n, x) => n + x.gen.length, 0);
+  paths.sort(
+    (a, b) =>
+      a[0]!.entry.started_at - b[0]!.entry.started_at ||
+      cmpId(a[0]!.entry.call_id, b[0]!.entry.call_id) ||
+      generated(b) - generated(a) ||
+      cmpId(a.at(-1)!.entry.call_id, b.at(-1)!.entry.call_id),
+  );
   const chains: TrajectoryChain[] = paths.map((p, i) => ({ chain_id: i === 0 ? 'main' : `branch-${i - 1}`, call_ids: p.map((n) => n.entry.call_id) }));
   const output: Json[] = [];
   if (paths.length) {

@@ -66,7 +66,10 @@ describe('buildTrajectory (prefix merging)', () => {
   it('the capture order does not matter', () => {
     const first = buildTrajectory({ rollout_id: 'r-0', calls: [a, b, c] });
     for (const seed of [1, 2, 3, 4, 5]) expect(buildTrajectory({ rollout_id: 'r-0', calls: shuffled([c, a, b], seed) })).toEqual(first);
-    const withBranch = [a, b, c, call('x', [1, 2, 3, 10, 11, 99], [7])];
+    // A branch from the same root (a sub-agent, a second sample): the chain with more generated tokens is main.
+    const withBranch = [a, b, c, call('x', [1, 2, 3, 10, 11, 99], [7]), call('y', [1, 2, 3, 10, 11, 98], [6, 6])];
+    const branched = buildTrajectory({ rollout_id: 'r-0', calls: withBranch });
+    expect(branched.chains.map((ch) => ch.call_ids)).toEqual([['a', 'b', 'c'], ['a', 'y'], ['a', 'x']]);
     const ref = buildTrajectory({ rollout_id: 'r-0', calls: withBranch });
     for (const seed of [6, 7, 8]) expect(buildTrajectory({ rollout_id: 'r-0', calls: shuffled(withBranch, seed) })).toEqual(ref);
   });
