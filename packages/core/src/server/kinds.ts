@@ -1,6 +1,7 @@
 /**
  * The three server kinds of NeMo Gym, on top of defineServer:
- *   resources server: POST /seed_session, POST /verify, POST /<tool> per tool;
+ *   resources server: POST /seed_session, POST /verify, POST /<tool> per tool
+ *                     (+ POST /reset, /step, /close for a Gymnasium-style environment, see gymnasium.ts);
  *   model server:     POST /v1/responses, POST /v1/chat/completions, POST /v1/messages (Anthropic, on the Responses handler);
  *   agent:            POST /v1/responses, POST /run.
  */
