@@ -131,6 +131,15 @@ describe('reset and step', () => {
     }
   });
 
+  it('a second reset on a session ends the open episode (its state released) and starts afresh', async () => {
+    const s = (await start()).session();
+    await s.post('/reset', ROW);
+    await s.post('/step', stepBody('5'));
+    expect((await s.post('/reset', { ...ROW, start: 1 })).json.observation).toBe('total 1');
+    expect(closed).toHaveLength(1);
+    expect((await s.post('/step', stepBody('1'))).json.observation).toBe('total 2');
+  });
+
   it('steps of one session run in order, one at a time', async () => {
     const s = (await start()).session();
     await s.post('/reset', ROW);

@@ -13,6 +13,7 @@
  * the collector records.
  */
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import { hopFailure, viaHop, type ServerClient, type ServerResponse } from '@nemo-gym/core/client';
 import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
 import { addUsage, fullCreateParamsDump, fullResponseDump } from '@nemo-gym/core/openai';
@@ -57,7 +58,7 @@ function userMessage(content: string): Json {
 }
 
 /** The parsed JSON of a 2xx answer, checked against `schema`; a body that does not fit is the server's fault (502). */
-function parseAnswer<T>(res: ServerResponse, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, what: string): T {
+function parseAnswer<T>(res: ServerResponse, schema: z.ZodType<T>, what: string): T {
   const parsed = schema.safeParse(res.json());
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;

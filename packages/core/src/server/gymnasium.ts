@@ -157,7 +157,11 @@ export function gymnasiumRoutes<C, S>(className: string, env: GymnasiumEnv<C, S,
     handler: async (body, ctx) => {
       const c = ctx as HandlerContext<C, S>;
       const previous = store.take(c.sessionId);
-      if (previous) await release(previous);
+      if (previous) {
+        // A reset on a session with an open episode ends it first (after a step still running on it).
+        await previous.tail;
+        await release(previous);
+      }
       const entry: EpisodeEntry = { episode: { id: c.sessionId, state: undefined }, ended: false, released: false, last: undefined, tail: Promise.resolve(), running: 0 };
       let result: EnvResetResponse;
       try {
