@@ -235,6 +235,23 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
     },
   },
   {
+    title: 'Gymnasium environments',
+    codes: {
+      NG_ERR_ENV_RESET_FAILED: {
+        meaning: 'A Gymnasium-style resources server\'s `reset` threw while starting an episode (`POST /reset`). The message names the server class and the error. `gymnasium_agent` answers `/run` with this code and the collector records the rollout as a failure, never as reward 0.',
+        fix: 'Read the message and the resources server\'s log: usually the row lacks a field `reset` reads (a seed, a board), or the environment\'s own set-up failed.',
+      },
+      NG_ERR_ENV_STEP_FAILED: {
+        meaning: 'A Gymnasium-style resources server\'s `step` threw while applying the model\'s action (`POST /step`). The episode is left as it was before the step; `gymnasium_agent` answers `/run` with this code and the rollout is recorded as a failure.',
+        fix: 'Read the message and the resources server\'s log. An action the model got wrong (an illegal move, an unparsable answer) should be answered by `step` itself (a penalty, an observation saying why), not thrown.',
+      },
+      NG_ERR_ENV_NO_EPISODE: {
+        meaning: '`POST /step` came for a session that has no open episode: `/reset` was not called on it, the episode ended (terminated or truncated) and a new step came with another step key, or it was closed with `/close`.',
+        fix: 'Call `/reset` first with the same session cookie (`gymnasium_agent` does); start a new episode with a new `/reset` after one ends.',
+      },
+    },
+  },
+  {
     title: 'A bug',
     codes: {
       NG_ERR_INTERNAL: {

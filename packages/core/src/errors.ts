@@ -109,6 +109,10 @@ export const ERRORS = {
   NG_ERR_BODY_TOO_LARGE: { message: 'the request body is larger than the limit of %s bytes; send less data per request', status: 413 },
   NG_ERR_PY_REGEX_LIMIT: { message: '%s', status: 422 },
   NG_ERR_CLIENT_GONE: { message: 'the client closed the connection before the answer was ready; the work for it was cancelled', status: 499 },
+  // Gymnasium environments (reset/step)
+  NG_ERR_ENV_RESET_FAILED: { message: '%s', status: 500 },
+  NG_ERR_ENV_STEP_FAILED: { message: '%s', status: 500 },
+  NG_ERR_ENV_NO_EPISODE: { message: '%s', status: 409 },
   // A bug
   NG_ERR_INTERNAL: { message: 'internal error: %s' },
 } as const satisfies Record<NgCode, ErrorDefinition>;
