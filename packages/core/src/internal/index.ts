@@ -3,9 +3,9 @@
  * and tools. Not a stable API: names here may change or move without notice.
  */
 export { sharedPool } from '../client/agent.js';
-export { requestFailure, type RequestFailure } from '../client/client.js';
+export { type RequestFailure } from '../client/client.js';
 export { dispatchRequest, splitUrl, type CollectedResponse, type DispatchOptions, type ResponseHeaders } from '../client/dispatch.js';
-export { backoffDelay, classifyRequest, errorCode, isConnectFailure, isRetryableTransportError, NO_RETRY, NOT_PROCESSED_STATUSES, parseRetryAfter, retryAfterMs, retryDecision, retryPolicy, sleep, withRetries, type AttemptOutcome, type AttemptState, type RetryDecision, type RetryInfo, type RetryResult } from '../client/retry.js';
+export { classifyRequest, errorCode, isConnectFailure, isRetryableTransportError, NO_RETRY, NOT_PROCESSED_STATUSES, parseRetryAfter, retryAfterMs, retryDecision, withRetries, type AttemptOutcome, type AttemptState, type RetryDecision, type RetryInfo, type RetryResult } from '../client/retry.js';
 export { asServerRef, checkInstance, GitlabIdentifierSchema, HuggingFaceIdentifierSchema, isAlmostServer, LICENSES, type InstanceCheck, type InstanceIssue } from '../config/instances.js';
 export { hasInterpolation, resolveValue } from '../config/interpolate.js';
 export { mergeAll, mergeInto, MISSING, sourceOf, type Provenance } from '../config/merge.js';
@@ -18,7 +18,7 @@ export { countDumpWords, type PyDumpsOptions } from '../data/pyjson.js';
 export { TDigest } from '../data/tdigest.js';
 export { createParamsDump } from '../data/validate.js';
 export { fromOpenAIClientError, statusError, transportError } from '../openai/upstream.js';
-export { MetricsAccumulator, passAtKUnbiased } from '../rollouts/metrics.js';
+export { passAtKUnbiased } from '../rollouts/metrics.js';
 export { defineServer } from '../server/define.js';
 export { errorAnswer, jsonInvalid, zodIssuesToDetail } from '../server/errors.js';
 export { fullVerifyDump } from '../server/kinds.js';

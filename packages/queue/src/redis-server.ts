@@ -9,8 +9,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findOpenPort } from '../../config/parse.js';
-import { QueueError } from '../../errors.js';
+import { findOpenPort } from '@nemo-gym/core/config';
+import { QueueError } from '@nemo-gym/core/errors';
 
 /** The redis-server binary on PATH, or null (with the reason) when there is none. */
 export function findRedisServer(): { path: string } | { path: null; reason: string } {
