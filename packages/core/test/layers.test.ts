@@ -186,3 +186,23 @@ describe('the Redis queue (@nemo-gym/queue) stays out of the core and the server
     expect(bad).toEqual([]);
   });
 });
+
+describe('benchmark tooling (@nemo-gym/bench)', () => {
+  it('is imported by benchmarks and tests only, and is no package\'s runtime dependency', () => {
+    const bad: string[] = [];
+    const groups = ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents'];
+    for (const [file, rel] of filesOf(groups)) {
+      if (rel.startsWith('packages/bench/') || /(^|\/)(tests?|bench)\/|(^|\/)bench\.ts$/.test(rel)) continue;
+      if (/from '@nemo-gym\/bench'|import\('@nemo-gym\/bench'\)/.test(readFileSync(file, 'utf8'))) bad.push(rel);
+    }
+    for (const group of groups) {
+      for (const pkg of readdirSync(join(REPO, group))) {
+        const path = join(REPO, group, pkg, 'package.json');
+        if (!existsSync(path)) continue;
+        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> };
+        if (manifest.dependencies && '@nemo-gym/bench' in manifest.dependencies) bad.push(`${group}/${pkg}/package.json: dependencies`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});

@@ -6,4 +6,3 @@ export { readLines, type Line } from './lines.js';
 export { pyDumps } from './pyjson.js';
 export { mulberry32 } from './random.js';
 export { checkCreateParams, checkRow, sampleMetrics, type RowCheck, type RowProblem } from './validate.js';
-export { encodePng, PNG_SIGNATURE, pngDataUrl } from './png.js';
