@@ -140,7 +140,7 @@ describe('error table', () => {
     const allowed = new Set([
       'packages/core/src/client/dispatch.ts', // undici's AbortError shape
       'packages/core/src/openai/upstream.ts', // an undici-shaped ETIMEDOUT for the transport mapper
-      'packages/viewer/src/page.ts', // runs in the browser
+      'packages/viewer/src/browser/app.ts', // runs in the browser
     ]);
     const bare: string[] = [];
     for (const f of files) {

@@ -25,4 +25,3 @@ export { fullVerifyDump } from '../server/kinds.js';
 export { startServer, type BuiltApp } from '../server/lifecycle.js';
 export { makeLogger } from '../server/logger.js';
 export { formatSetCookie, newSessionId, SESSION_MAX_AGE_S, sessionCookies, type Session, type SessionCookies } from '../server/session.js';
-export { compiledPath } from '../workers/pool.js';
