@@ -16,7 +16,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
 import { retryPolicy, type ServerClient } from '@nemo-gym/core/client';
-import { NgError, QueueError, UsageError } from '@nemo-gym/core/errors';
+import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { QueueError } from './errors.js';
 import {
   agentRefNames,
   checkCollectPaths,

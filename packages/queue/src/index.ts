@@ -5,4 +5,5 @@
  */
 export { collectViaQueue, type QueueCollectOptions } from './collect.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
+export { QueueError } from './errors.js';
 export { parseQueueUrl, shownUrl as shownQueueUrl } from './queue.js';

@@ -27,7 +27,7 @@
 import type { Redis } from 'ioredis';
 import { backoffDelay, retryPolicy, sleep, type RetryPolicy } from '@nemo-gym/core/client';
 import { redactUrlCredentials } from '@nemo-gym/core/config';
-import { QueueError } from '@nemo-gym/core/errors';
+import { QueueError } from './errors.js';
 
 export const GROUP = 'workers';
 

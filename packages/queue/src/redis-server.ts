@@ -10,7 +10,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findOpenPort } from '@nemo-gym/core/config';
-import { QueueError } from '@nemo-gym/core/errors';
+import { QueueError } from './errors.js';
 
 /** The redis-server binary on PATH, or null (with the reason) when there is none. */
 export function findRedisServer(): { path: string } | { path: null; reason: string } {

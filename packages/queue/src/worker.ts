@@ -11,7 +11,8 @@
  */
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { BadResultError, NgError, QueueError, ServerResponseError, describeError } from '@nemo-gym/core/errors';
+import { BadResultError, NgError, ServerResponseError, describeError } from '@nemo-gym/core/errors';
+import { QueueError } from './errors.js';
 import { requestFailure, retryPolicy, sleep, type RetryPolicy, type ServerClient } from '@nemo-gym/core/client';
 import { classifyFailure, delivery, metricsDigest, taggedLine } from '@nemo-gym/core/rollouts';
 import {
