@@ -3,7 +3,7 @@
 // @nemo-gym/sandbox; reward 1.0 when every test passes.
 import { z } from 'zod';
 import { outputText } from '@nemo-gym/core/openai';
-import { PyException, pyStrip } from '@nemo-gym/core/py';
+import { pyError, pyStrip } from '@nemo-gym/core/py';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { Sandbox, sandboxConfigShape, sandboxOptionsFromConfig } from '@nemo-gym/sandbox';
 import { Grader, extractCode, type UnitTests } from './src/grade.js';
@@ -44,7 +44,6 @@ interface State {
 }
 
 /** The exception upstream raises for a bad request (its server answers 500 with repr(e)). */
-const pyError = (pyType: string, message: string) => new PyException(pyType, message, { prefixType: true });
 
 export const server = defineResourcesServer({
   className: 'CompCodingResourcesServer',

@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import { ConfigError, HttpError } from '@nemo-gym/core/errors';
+import { laxFloatFromStr } from '@nemo-gym/core/py';
 import { BaseVerifyRequestSchema, emptyBodyDetail, notAnObjectDetail, RawJson, ResourcesServerConfigSchema, defineResourcesServer, startIfMain, validationDetail, validationError, type ValidationDetail } from '@nemo-gym/core/server';
 import { ARG_NAMES, FUNCTIONS, PyException, callFunction, solutionJson, type Args } from './src/universe.js';
-import { computeReward, parseGroundTruth, pyFloatFromString } from './src/verify.js';
+import { computeReward, parseGroundTruth } from './src/verify.js';
 import { PythonLibm, PythonLibmError } from './src/pylibm.js';
 
 export const MultiVerseMathHardConfigSchema = ResourcesServerConfigSchema.extend({
@@ -53,8 +54,8 @@ export function parseToolArgs(body: unknown): Args | ValidationDetail[] {
     if (typeof v === 'number') args[key] = v;
     else if (typeof v === 'boolean') args[key] = v ? 1 : 0;
     else if (typeof v === 'string') {
-      const f = pyFloatFromString(v);
-      if (f === undefined) {
+      const f = laxFloatFromStr(v);
+      if (f === null) {
         errors.push(validationDetail('float_parsing', [key], 'Input should be a valid number, unable to parse string as a number', v));
       } else args[key] = f;
     } else errors.push(validationDetail('float_type', [key], 'Input should be a valid number', v));

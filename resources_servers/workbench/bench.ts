@@ -10,8 +10,10 @@
  * `--workers 0` replays on the event loop; the default is the server's (a worker pool).
  * Data: ../shared/upstream-data/workbench/csv_data when present, else the server's usual lookup.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { readJsonlSync } from '@nemo-gym/core/data';
 import { sharedPath } from '@nemo-gym/core/config';
 import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/bench';
 import { server } from './app.js';
@@ -19,12 +21,10 @@ import { server } from './app.js';
 const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();
 
 function exampleBodies(): Buffer[] {
-  const text = readFileSync(new URL(import.meta.url.includes('/dist/') ? '../data/example.jsonl' : './data/example.jsonl', import.meta.url), 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => {
-      const row = JSON.parse(l) as { ground_truth: { name: string; arguments: string }[] };
+  const path = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../data/example.jsonl' : './data/example.jsonl', import.meta.url));
+  return readJsonlSync(path)
+    .map((r) => {
+      const row = r as { ground_truth: { name: string; arguments: string }[] };
       const output = row.ground_truth.map((c, i) => ({ type: 'function_call', call_id: `call_${i}`, id: `fc_${i}`, status: 'completed', ...c }));
       const response = { id: 'resp', created_at: 0, model: 'bench', object: 'response', output, parallel_tool_calls: false, tool_choice: 'auto', tools: [] };
       return Buffer.from(JSON.stringify({ ...row, response }));

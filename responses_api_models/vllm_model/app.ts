@@ -21,6 +21,7 @@ export const server = defineModelServer({
     body: ChatCompletionCreateParamsSchema,
     handler: (body, ctx) => (body.stream ? ctx.state.chatCompletionsStream(body, ctx.sessionId) : ctx.state.chatCompletions(body, ctx.sessionId, ctx.signal)),
   },
+  countTokens: (params, ctx) => ctx.state.countTokens(params, ctx.sessionId, ctx.signal),
   close: (ctx) => ctx.state.close(),
   models: (ctx) => ctx.state.models(),
 });

@@ -6,6 +6,7 @@
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
+import { sleep } from '@nemo-gym/core/client';
 
 /** The command-line settings every verify benchmark takes. */
 export interface LoadArgs {
@@ -128,7 +129,7 @@ export async function runPostLoad(opts: LoadOptions): Promise<LoadResult> {
         const t = performance.now();
         await call('GET', '/');
         probes.push(performance.now() - t);
-        await new Promise((r) => setTimeout(r, opts.probeIntervalMs ?? 50));
+        await sleep(opts.probeIntervalMs ?? 50);
       }
     })();
     const loop = async () => {

@@ -2,7 +2,7 @@
  * Reading rollout files: one JSON object per line, streamed (memory follows one row, not the
  * file). A line that is not a JSON object is reported by number, never dropped silently.
  */
-import { readLines } from '@nemo-gym/core/data';
+import { readJsonl } from '@nemo-gym/core/data';
 
 export type Json = Record<string, unknown>;
 
@@ -14,20 +14,8 @@ export interface RowOrProblem {
 
 /** Rows of a JSONL file in order; blank lines are skipped, unreadable ones come back as problems. */
 export async function* readRows(path: string): AsyncGenerator<RowOrProblem> {
-  for await (const { lineNo, text } of readLines(path)) {
-    if (!text.trim()) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      yield { lineNo, problem: `not JSON (${(err as Error).message})` };
-      continue;
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      yield { lineNo, problem: 'not a JSON object' };
-      continue;
-    }
-    yield { lineNo, row: parsed as Json };
+  for await (const line of readJsonl(path)) {
+    yield line.row === null ? { lineNo: line.lineNo, problem: line.problem } : { lineNo: line.lineNo, row: line.row };
   }
 }
 

@@ -1,6 +1,8 @@
 // Expression tree with the shapes latex2sympy / sympy build when evaluation is switched off:
 // Add, Mul and Pow keep their arguments as written; numbers are exact (BigInt) or decimal floats.
 
+import { pyDecimalStr } from '@nemo-gym/core/py';
+
 export type RelOp = 'Eq' | 'Ne' | 'Lt' | 'Le' | 'Gt' | 'Ge';
 export type SetName = 'Reals' | 'Naturals' | 'Integers' | 'Rationals' | 'Complexes' | 'EmptySet';
 export type ConstName = 'pi' | 'E' | 'I' | 'oo' | '-oo' | 'zoo' | 'nan';
@@ -764,31 +766,9 @@ function sortMatAddArgs(args: Node[]): Node[] {
     .map((x) => x.a);
 }
 
-/** Python's Decimal to-sci-string of a decimal literal ("1.234e-5" -> "0.00001234", "1.0e+20" -> "1.0E+20"). */
-export function pyDecimalString(text: string): string {
-  const m = /^(-?)(\d*)\.?(\d*)(?:e([+-]?\d+))?$/i.exec(text);
-  if (!m) return text;
-  const [, sign, ip, fp, ex] = m;
-  let coeff = (ip! + fp!).replace(/^0+(?=\d)/, '');
-  if (coeff === '') coeff = '0';
-  const exp = Number(ex ?? 0) - fp!.length;
-  const adjusted = exp + coeff.length - 1;
-  let out: string;
-  if (exp <= 0 && adjusted >= -6) {
-    if (exp === 0) out = coeff;
-    else {
-      const point = coeff.length + exp;
-      out = point > 0 ? coeff.slice(0, point) + '.' + coeff.slice(point) : '0.' + '0'.repeat(-point) + coeff;
-    }
-  } else {
-    out = coeff[0]! + (coeff.length > 1 ? '.' + coeff.slice(1) : '') + 'E' + (adjusted >= 0 ? '+' : '-') + Math.abs(adjusted);
-  }
-  return sign + out;
-}
-
 function intervalEnd(n: Node): string {
   const s = printExpr(n);
-  return n.t === 'Float' ? pyDecimalString(s) : s;
+  return n.t === 'Float' ? pyDecimalStr(s) : s;
 }
 
 /** Union/Intersection args in sympy's order (by infimum; unevaluable members last). */

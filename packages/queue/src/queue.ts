@@ -25,7 +25,7 @@
  * the one-writer rule (which BullMQ does not give) is a plain stream read.
  */
 import type { Redis } from 'ioredis';
-import { backoffDelay, retryPolicy, sleep, type RetryPolicy } from '@nemo-gym/core/client';
+import { nextRetryDelay, retryPolicy, sleep, type RetryPolicy } from '@nemo-gym/core/client';
 import { redactUrlCredentials } from '@nemo-gym/core/config';
 import { QueueError } from './errors.js';
 
@@ -177,15 +177,6 @@ export const REDIS_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 200, maxElaps
 /** The first contact: an unreachable Redis is reported within seconds. */
 export const REDIS_CONNECT_RETRY: RetryPolicy = retryPolicy({ maxAttempts: 20, maxElapsedMs: 3_000, initialDelayMs: 100, maxDelayMs: 1_000 });
 
-/**
- * The pause before attempt `attempt + 1` after `attempt` failures in `elapsedMs`, by the policy's
- * backoff (client/retry.ts), or null when its attempt or time budget is spent.
- */
-export function redisRetryDelay(policy: RetryPolicy, attempt: number, elapsedMs: number): number | null {
-  const delay = backoffDelay(policy, attempt);
-  return attempt >= policy.maxAttempts || elapsedMs + delay > policy.maxElapsedMs ? null : delay;
-}
-
 export interface RedisRetryOptions {
   url: string;
   /** The client `fn` uses (its connection error is named when a command fails). */
@@ -215,7 +206,7 @@ export async function withRedisRetries<T>(what: string, fn: () => Promise<T>, op
         throw new QueueError(`Redis at ${shownUrl(opts.url)}: ${what} was refused (${shownUrl((err as Error).message).replace(/\.+$/, '')}). ${hint}`, { cause: err });
       }
       const elapsed = Date.now() - started;
-      const delay = redisRetryDelay(policy, attempt, elapsed);
+      const delay = nextRetryDelay(policy, attempt, elapsed);
       if (delay === null || opts.signal?.aborted) {
         throw new QueueError(
           `Redis at ${shownUrl(opts.url)}: ${what} failed ${attempt} time(s) in ${(elapsed / 1000).toFixed(1)} s (${redisReason(opts.redis, err)}). ${hint}`,

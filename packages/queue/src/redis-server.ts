@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from '@nemo-gym/core/client';
 import { findOpenPort } from '@nemo-gym/core/config';
 import { QueueError } from './errors.js';
 
@@ -74,7 +75,7 @@ export async function startRedisServer(options: { port?: number; dir?: string; s
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) break;
       if (await ping(port)) return;
-      await new Promise((r) => setTimeout(r, 30));
+      await sleep(30);
     }
     proc.kill('SIGKILL');
     throw new QueueError(`redis-server on 127.0.0.1:${port} did not answer PING. Its output:\n${log}`);

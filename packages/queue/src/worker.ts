@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { BadResultError, NgError, ServerResponseError, describeError } from '@nemo-gym/core/errors';
 import { QueueError } from './errors.js';
-import { requestFailure, retryPolicy, sleep, type RetryPolicy, type ServerClient } from '@nemo-gym/core/client';
+import { nextRetryDelay, requestFailure, retryPolicy, sleep, type RetryPolicy, type ServerClient } from '@nemo-gym/core/client';
 import { classifyFailure, delivery, metricsDigest, taggedLine } from '@nemo-gym/core/rollouts';
 import {
   checkRedis,
@@ -26,7 +26,6 @@ import {
   parseEntries,
   REDIS_RETRY,
   redisReason,
-  redisRetryDelay,
   shownUrl,
   withRedisRetries,
   type Finished,
@@ -264,7 +263,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
         }
         if (failedReads++ === 0) failingSince = Date.now();
         const elapsed = Date.now() - failingSince;
-        const delay = redisRetryDelay(readPolicy, failedReads, elapsed);
+        const delay = nextRetryDelay(readPolicy, failedReads, elapsed);
         if (delay === null) {
           throw new QueueError(
             `Redis at ${shownUrl(url)}: reading jobs failed ${failedReads} time(s) in a row over ${(elapsed / 1000).toFixed(1)} s (${redisReason(reader, err)}); stopping. The jobs this worker held go to other workers after their lease; start the worker again once Redis answers.`,

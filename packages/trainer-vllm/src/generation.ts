@@ -5,7 +5,7 @@
  * with Python's `json.dumps(..., ensure_ascii=False)`).
  */
 import { randomBytes } from 'node:crypto';
-import { pyJsonDumps, pyJsonLoads, type PyValue } from '@nemo-gym/core/py';
+import { pyJsonDumps, pyJsonLoads } from '@nemo-gym/core/py';
 
 export interface ScriptedToolCall {
   name: string;
@@ -56,10 +56,6 @@ export interface ParsedToolCall {
   function: { name: string; arguments: string };
 }
 
-function pyDictGet(v: PyValue, key: string): PyValue | undefined {
-  return v instanceof Map ? v.get(key) : undefined;
-}
-
 /**
  * vLLM's Hermes tool parser (non-streaming). Every `<tool_call>…</tool_call>` (or an unclosed last
  * one) must hold JSON with `name` and `arguments`, else nothing is a tool call and the whole text is
@@ -75,8 +71,9 @@ export function parseHermesToolCalls(text: string): { toolsCalled: boolean; tool
     for (const m of text.matchAll(/<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)/g)) {
       const body = m[1] ?? m[2] ?? '';
       const parsed = pyJsonLoads(body);
-      const name = pyDictGet(parsed, 'name');
-      const args = pyDictGet(parsed, 'arguments');
+      const dict = parsed instanceof Map ? parsed : undefined; // a JSON object (vLLM reads `call["name"]`)
+      const name = dict?.get('name');
+      const args = dict?.get('arguments');
       if (typeof name !== 'string' || args === undefined) return { toolsCalled: false, toolCalls: [], content: text };
       calls.push({ id: `chatcmpl-tool-${randomBytes(16).toString('hex')}`, type: 'function', function: { name, arguments: pyJsonDumps(args, { ensureAscii: false, numbers: 'float' }) } });
     }

@@ -5,12 +5,8 @@
  * EOS tokens, not by position, so a template that drops earlier reasoning still cuts at the right turn.
  */
 import { AssertionError } from 'node:assert';
-import { pyStrRepr } from '@nemo-gym/core/py';
+import { pyRepr, pyStrRepr } from '@nemo-gym/core/py';
 import { qwenTokenizer } from './tokenizer.js';
-
-function pyList(ids: number[]): string {
-  return `[${ids.join(', ')}]`;
-}
 
 /**
  * @param eosTokenId the tokenizer's EOS id (Qwen3: 151645, `<|im_end|>`)
@@ -51,8 +47,8 @@ export function replacePrefixTokens(
     throw new AssertionError({
       message:
         `EOS token #${countNeeded} not found in template_token_ids (only found ${countSeen} EOS tokens total)!\n` +
-        `Template prefix token IDs (everything before the final assistant message): ${pyList(templatePrefix)}\n\n` +
-        `Template token IDs (everything that was sent to the model endpoint): ${pyList(template)}\n\n` +
+        `Template prefix token IDs (everything before the final assistant message): ${pyRepr(templatePrefix)}\n\n` +
+        `Template token IDs (everything that was sent to the model endpoint): ${pyRepr(template)}\n\n` +
         `Template prefix repr (detokenized): ${pyStrRepr(decode(templatePrefix))}\n\n` +
         `Template repr (detokenized): ${pyStrRepr(decode(template))}`,
     });

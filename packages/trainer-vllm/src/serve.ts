@@ -19,6 +19,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Json, JsonObject } from './tokenizer.js';
 import type { ScriptedTurn } from './generation.js';
 import { startTrainerVllm, type PolicyContext, type RecordedCall } from './server.js';
+import { sleep } from '@nemo-gym/core/client';
 
 function argMap(argv: string[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -81,7 +82,7 @@ async function main(): Promise<void> {
       ...(args.has('max-model-len') ? { maxModelLen: Number(args.get('max-model-len')) } : {}),
       policy: async (ctx) => {
         if (mode === 'hang') await new Promise(() => undefined);
-        if (mode === 'slow') await new Promise((r) => setTimeout(r, delayMs));
+        if (mode === 'slow') await sleep(delayMs);
         return weatherPolicy(ctx);
       },
       onClientClosed: (call) => emit({ event: 'closed', call: calls.indexOf(call), user: userText(call.body), t: call.closedEarlyAt }),

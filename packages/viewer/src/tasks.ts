@@ -5,8 +5,8 @@
  * A task is identified by the collector's `_ng_task_index` tag; rows without it (files written by
  * other tools) are grouped by their prompt (`responses_create_params.input`).
  */
-import { createReadStream, existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { existsSync } from 'node:fs';
+import { readJsonl } from '@nemo-gym/core/data';
 import type { RowSummary } from './rollout-index.js';
 
 /** A reward at or above this counts as passed (pass@k over binary rewards). */
@@ -47,15 +47,8 @@ export async function readCollectionFailures(path: string, rows: readonly RowSum
   if (!existsSync(path)) return [];
   const done = new Set(rows.filter((r) => r.taskIndex !== null && r.rolloutIndex !== null).map((r) => `${r.taskIndex}/${r.rolloutIndex}`));
   const latest = new Map<string, CollectionFailure>();
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  for await (const line of lines) {
-    let rec: Record<string, unknown>;
-    try {
-      rec = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (rec === null || typeof rec !== 'object' || !Number.isInteger(rec._ng_task_index) || !Number.isInteger(rec._ng_rollout_index)) continue;
+  for await (const { row: rec } of readJsonl(path)) {
+    if (rec === null || !Number.isInteger(rec._ng_task_index) || !Number.isInteger(rec._ng_rollout_index)) continue;
     const key = `${rec._ng_task_index as number}/${rec._ng_rollout_index as number}`;
     if (done.has(key)) continue;
     latest.set(key, {

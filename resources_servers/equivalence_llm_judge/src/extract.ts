@@ -2,7 +2,7 @@
  * Text extraction for the equivalence judge: the question (last user message), the model's answer
  * (last assistant message, optionally narrowed by a Python regex) and the expected answer.
  */
-import { pyStrip } from '@nemo-gym/core/py';
+import { pyStr, pyStrip } from '@nemo-gym/core/py';
 import { PY_RE, PyRegex, PyRegexError, PyRegexUnsupportedError } from '@nemo-gym/core/py';
 
 const FLAGS = PY_RE.MULTILINE | PY_RE.DOTALL;
@@ -79,15 +79,6 @@ export function extractQuestionText(input: unknown, pattern: string | null | und
   const text = pyStrip(last ?? '');
   if (!text) return text;
   return applyExtractRegex(text, pattern, onUnsupported);
-}
-
-/** Python `str(v)` for JSON values. */
-export function pyStr(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (typeof v === 'number') return String(v);
-  if (v === null) return 'None';
-  return JSON.stringify(v);
 }
 
 /** `expected_answer` if truthy, else `str(metadata["expected_answer"])` when present and not null, else "". */

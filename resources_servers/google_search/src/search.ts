@@ -10,6 +10,7 @@
 import { STATUS_CODES } from 'node:http';
 import { request, type Agent } from 'undici';
 import { createPool } from '@nemo-gym/core/client';
+import { MASK } from '@nemo-gym/core/config';
 import { pyDumps } from '@nemo-gym/core/data';
 import { PyJsonDecodeError, pyJsonLoads, type PyValue } from '@nemo-gym/core/py';
 
@@ -31,7 +32,7 @@ type Fetched = { ok: true; value: PyValue } | { ok: false; message: string };
 
 function redactedUrl(url: URL): string {
   const u = new URL(url);
-  if (u.searchParams.has('key')) u.searchParams.set('key', '****');
+  if (u.searchParams.has('key')) u.searchParams.set('key', MASK);
   return u.href;
 }
 

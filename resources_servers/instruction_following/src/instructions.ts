@@ -5,7 +5,7 @@
 import { detect, LangDetectException } from './langdetect.js';
 import type { PunktSentenceTokenizer } from './punkt.js';
 import { PY_RE, PY_WHITESPACE, pyCount, pyFindall, pyIsLower, pyIsUpper, pyLen, pyLower, pyLstrip, pyRstrip, pySearch, pySliceStr, pySplit, pySplitCount, pyStrCompare, pyStrip } from '@nemo-gym/core/py';
-import { PyError, pyEq, pyIndex, pyIndexValue, pyJsonLoadable, pyLt, pyNum, pyStr, pyTruthy } from './py.js';
+import { pyEq, pyError, PyException, pyIndex, pyIntIndex, pyIter, pyJsonLoadable, pyLt, pyNumber, pyStrReceiver, pyTruthy, pyTypeName } from '@nemo-gym/core/py';
 import { countWords, PHRASES, Rng, splitIntoSentences } from './util.js';
 import { wordTokenize } from './word_tokenize.js';
 
@@ -45,7 +45,7 @@ const { IGNORECASE, MULTILINE } = PY_RE;
 function relationArg(v: unknown, rng: Rng): string {
   if (v === undefined) return rng.choice(RELATIONS);
   if (typeof v === 'string' && (RELATIONS as readonly string[]).includes(v)) return v;
-  throw new PyError('ValueError', `The supported relation for comparison must be in ${RELATIONS.join(', ')}`);
+  throw pyError('ValueError', `The supported relation for comparison must be in ${RELATIONS.join(', ')}`);
 }
 
 /** `x is None or x < 0` → deterministic randint(lo, hi), else x. */
@@ -54,22 +54,23 @@ function countArg(v: unknown, rng: Rng, lo: number, hi: number): unknown {
   return v;
 }
 
+/** `x + 1` on a numeric kwarg (int, float or bool); TypeError as CPython's for other types. */
+function plusOne(v: unknown): number {
+  const n = pyNumber(v);
+  if (n !== null) return n + 1;
+  const t = pyTypeName(v);
+  if (t === 'str' || t === 'list') throw pyError('TypeError', `can only concatenate ${t} (not "int") to ${t}`);
+  throw pyError('TypeError', `unsupported operand type(s) for +: '${t}' and 'int'`);
+}
+
 /** `if not x: randint(lo, hi) else x` */
 function truthyArg(v: unknown, rng: Rng, lo: number, hi: number): unknown {
   return pyTruthy(v) ? v : rng.randint(lo, hi);
 }
 
 /** `if not keyword: generate_keywords(1)[0] else keyword.strip()` */
-function keywordArg(v: unknown, rng: Rng, name: string): string {
-  return pyTruthy(v) ? pyStrip(pyStr(v, name)) : rng.keywords(1)[0]!;
-}
-
-/** Elements of a Python iterable given as JSON (a str iterates its characters, a dict its keys). */
-function pyIterable(v: unknown): unknown[] {
-  if (typeof v === 'string') return Array.from(v);
-  if (Array.isArray(v)) return v;
-  if (v !== null && typeof v === 'object') return Object.keys(v);
-  throw new PyError('TypeError', 'object is not iterable');
+function keywordArg(v: unknown, rng: Rng): string {
+  return pyTruthy(v) ? pyStrip(pyStrReceiver(v, 'strip')) : rng.keywords(1)[0]!;
 }
 
 function compare(count: number, relation: string, threshold: unknown): boolean | null {
@@ -106,10 +107,10 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'keywords:existence': {
     kwargs: ['keywords'],
     build: (kw, rng) => {
-      const words = pyTruthy(kw.keywords) ? pyIterable(kw.keywords) : rng.keywords(2);
+      const words = pyTruthy(kw.keywords) ? pyIter(kw.keywords) : rng.keywords(2);
       return (value) => {
         for (const k of words) {
-          if (typeof k !== 'string') throw new PyError('TypeError', 'first argument must be string or compiled pattern');
+          if (typeof k !== 'string') throw pyError('TypeError', 'first argument must be string or compiled pattern');
           if (!pySearch(k, value, IGNORECASE)) return false;
         }
         return true;
@@ -123,10 +124,10 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'keywords:forbidden_words': {
     kwargs: ['forbidden_words'],
     build: (kw, rng) => {
-      const words = pyTruthy(kw.forbidden_words) ? pyIterable(kw.forbidden_words) : rng.keywords(2);
+      const words = pyTruthy(kw.forbidden_words) ? pyIter(kw.forbidden_words) : rng.keywords(2);
       return (value) => {
         for (const w of words) {
-          if (typeof w !== 'string') throw new PyError('TypeError', 'can only concatenate str to str');
+          if (typeof w !== 'string') throw pyError('TypeError', 'can only concatenate str to str');
           if (pySearch(`\\b${w}\\b`, value, IGNORECASE)) return false;
         }
         return true;
@@ -142,7 +143,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     build: (kw, rng) => {
       const lang = kw.language === undefined ? rng.choice(Object.keys(LANGUAGE_CODES)) : kw.language;
       if (typeof lang !== 'string' || !Object.hasOwn(LANGUAGE_CODES, lang)) {
-        throw new PyError('KeyError', `language ${JSON.stringify(lang)} is not one of the supported codes`);
+        throw pyError('KeyError', `language ${JSON.stringify(lang)} is not one of the supported codes`);
       }
       return (value, tools) => {
         try {
@@ -185,9 +186,9 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     build: (kw, rng) => {
       const num = countArg(kw.num_paragraphs, rng, 1, 5);
       let nth = kw.nth_paragraph;
-      if (nth === undefined || !pyLt(0, nth) || pyLt(num, nth)) nth = rng.randint(1, pyNum(num) + 1);
-      const firstWord = pyLower(kw.first_word === undefined ? rng.keywords(1)[0]! : pyStr(kw.first_word, 'first_word'));
-      const nthIndex = pyIndexValue(nth);
+      if (nth === undefined || !pyLt(0, nth) || pyLt(num, nth)) nth = rng.randint(1, plusOne(num));
+      const firstWord = pyLower(kw.first_word === undefined ? rng.keywords(1)[0]! : pyStrReceiver(kw.first_word, 'lower'));
+      const nthIndex = pyIntIndex(nth);
       return (value) => {
         const paragraphs = value.split('\n\n');
         let count = paragraphs.length;
@@ -224,7 +225,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
         let pattern: string;
         if (marker === 'P.P.S') pattern = '\\s*p\\.\\s?p\\.\\s?s.*$';
         else if (marker === 'P.S.') pattern = '\\s*p\\.\\s?s\\..*$';
-        else pattern = `\\s*${pyLower(pyStr(marker, 'postscript_marker'))}.*$`;
+        else pattern = `\\s*${pyLower(pyStrReceiver(marker, 'lower'))}.*$`;
         return pySearch(pattern, lower, MULTILINE);
       };
     },
@@ -270,7 +271,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       if (splitter === undefined) splitter = rng.choice(SECTION_SPLITTERS);
       const n = countArg(kw.num_sections, rng, 1, 5);
       return (value) => {
-        if (typeof splitter !== 'string') throw new PyError('TypeError', 'can only concatenate str to str');
+        if (typeof splitter !== 'string') throw pyError('TypeError', 'can only concatenate str to str');
         const parts = pySplitCount(`\\s?${splitter}\\s?\\d+\\s?`, value);
         return !pyLt(parts - 1, n);
       };
@@ -311,7 +312,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     kwargs: ['prompt_to_repeat'],
     build: (kw) => {
       const prompt = requirePrompt(kw);
-      return (value) => pyLower(pyStrip(value)).startsWith(pyLower(pyStrip(pyStr(prompt, 'prompt_to_repeat'))));
+      return (value) => pyLower(pyStrip(value)).startsWith(pyLower(pyStrip(pyStrReceiver(prompt, 'strip'))));
     },
   },
   'startend:end_checker': {
@@ -322,7 +323,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       if (phrase === undefined) phrase = rng.choice(ENDING_OPTIONS);
       return (value) => {
         const v = pyLower(pyStrip(pyStrip(value), '"'));
-        return v.endsWith(pyLower(pyStrip(pyStr(phrase, 'end_phrase'))));
+        return v.endsWith(pyLower(pyStrip(pyStrReceiver(phrase, 'strip'))));
       };
     },
   },
@@ -359,7 +360,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'copy:repeat_phrase': {
     kwargs: ['phrase', 'small_n'],
     build: (kw, rng) => {
-      const phrase = pyTruthy(kw.phrase) ? pyStrip(pyStr(kw.phrase, 'phrase')) : rng.choice(PHRASES);
+      const phrase = pyTruthy(kw.phrase) ? pyStrip(pyStrReceiver(kw.phrase, 'strip')) : rng.choice(PHRASES);
       const smallN = truthyArg(kw.small_n, rng, 2, 3);
       return (value) => {
         const ref = pySplit(phrase);
@@ -369,7 +370,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
         if (!pyEq(found.length, smallN)) return false;
         let differences = 0;
         for (const f of found) {
-          if (typeof f !== 'string') throw new PyError('AttributeError', "'tuple' object has no attribute 'split'");
+          if (typeof f !== 'string') throw pyError('AttributeError', "'tuple' object has no attribute 'split'");
           const words = pySplit(f);
           differences = 0;
           if (words.length !== ref.length) return false;
@@ -395,11 +396,11 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       const promptLen = typeof prompt === 'string' ? pyLen(prompt) : Array.isArray(prompt) ? prompt.length : NaN;
       // An explicit 0 is honoured (upstream treats 0 as missing and draws a random start).
       const nStart = kw.n_start === undefined || !pyTruthy(kw.n_start) && kw.n_start !== 0 ? rng.randint(0, promptLen - 2) : kw.n_start;
-      const nEnd = pyTruthy(kw.n_end) ? kw.n_end : rng.randint(pyNum(nStart) + 1, promptLen - 1);
-      const start = pyIndexValue(nStart);
-      const end = pyIndexValue(nEnd);
+      const nEnd = pyTruthy(kw.n_end) ? kw.n_end : rng.randint(plusOne(nStart), promptLen - 1);
+      const start = pyIntIndex(nStart);
+      const end = pyIntIndex(nEnd);
       return (value) => {
-        const span = pySliceStr(pyStr(prompt, 'prompt_to_repeat'), start, end);
+        const span = pySliceStr(pyStrReceiver(prompt, 'strip'), start, end);
         return pyLower(pyStrip(value)) === pyLower(pyStrip(span));
       };
     },
@@ -437,7 +438,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'keywords:word_once': {
     kwargs: ['keyword'],
     build: (kw, rng) => {
-      const keyword = keywordArg(kw.keyword, rng, 'keyword');
+      const keyword = keywordArg(kw.keyword, rng);
       return (value) => pyCount(keyword, value, IGNORECASE) === 1;
     },
   },
@@ -449,8 +450,8 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     kwargs: ['keyword', 'instruction'],
     build: (kw, rng) => {
       const keyword = pyTruthy(kw.keyword)
-        ? pyStrip(pyStr(kw.keyword, 'keyword'))
-        : rng.choice(pySplit(pyStr(kw.instruction, 'instruction')));
+        ? pyStrip(pyStrReceiver(kw.keyword, 'strip'))
+        : rng.choice(pySplit(pyStrReceiver(kw.instruction, 'split')));
       return (value) => !value.includes(` ${keyword} `);
     },
   },
@@ -469,7 +470,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       if (!pyTruthy(kw.first_word)) first = rng.keywords(1)[0]!;
       else if (typeof kw.first_word !== 'string') {
         // Upstream compares instead of assigning here, then reads the unset attribute.
-        throw new PyError('AttributeError', "object has no attribute '_first_word'");
+        throw pyError('AttributeError', "object has no attribute '_first_word'");
       } else first = pyStrip(kw.first_word);
       return (value) => {
         for (const s of splitIntoSentences(value)) {
@@ -483,7 +484,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'first_word:first_word_answer': {
     kwargs: ['first_word'],
     build: (kw, rng) => {
-      const first = keywordArg(kw.first_word, rng, 'first_word');
+      const first = keywordArg(kw.first_word, rng);
       return (value) => {
         const words = pySplit(value);
         if (!pyStrip(value) || words.length === 0) return false;
@@ -497,7 +498,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       let last: string;
       if (!pyTruthy(kw.last_word)) last = rng.keywords(1)[0]!;
       else if (typeof kw.last_word === 'string') last = pyStrip(kw.last_word);
-      else last = pyStrip(pyStr(firstElement(kw.last_word), 'last_word[0]'));
+      else last = pyStrip(pyStrReceiver(firstElement(kw.last_word), 'strip'));
       return (value) => {
         for (const s of splitIntoSentences(value)) {
           if (!pyStrip(s)) return false;
@@ -512,7 +513,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
   'last_word:last_word_answer': {
     kwargs: ['last_word'],
     build: (kw, rng) => {
-      const last = keywordArg(kw.last_word, rng, 'last_word');
+      const last = keywordArg(kw.last_word, rng);
       return (value) => {
         const word = pyStrip(pyIndex(pySplit(value), -1)).replace(NON_WORD_NON_SPACE, '');
         return pyLower(word) === pyLower(last);
@@ -541,7 +542,7 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       return (value) => {
         const prompts = value.split('******');
         if (!pyEq(prompts.length, n)) return false;
-        const want = pyLower(pyStrip(pyStr(prompt, 'prompt_to_repeat')));
+        const want = pyLower(pyStrip(pyStrReceiver(prompt, 'strip')));
         return prompts.every((p) => pyLower(pyStrip(p)) === want);
       };
     },
@@ -614,10 +615,10 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
     build: (kw) => {
       // A missing keyword makes upstream search with a list, which raises TypeError.
       if (!pyTruthy(kw.keyword1) || !pyTruthy(kw.keyword2)) {
-        throw new PyError('TypeError', 'first argument must be string or compiled pattern');
+        throw pyError('TypeError', 'first argument must be string or compiled pattern');
       }
-      const k1 = pyStrip(pyStr(kw.keyword1, 'keyword1'));
-      const k2 = pyStrip(pyStr(kw.keyword2, 'keyword2'));
+      const k1 = pyStrip(pyStrReceiver(kw.keyword1, 'strip'));
+      const k2 = pyStrip(pyStrReceiver(kw.keyword2, 'strip'));
       return (value) => pyCount(k1, value, IGNORECASE) === 1 && pyCount(k2, value, IGNORECASE) === 2;
     },
   },
@@ -631,15 +632,15 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
       let keyword: string;
       if (!pyTruthy(kw.keyword)) keyword = rng.keywords(1)[0]!;
       else if (typeof kw.keyword === 'string') keyword = pyStrip(kw.keyword);
-      else keyword = pyStrip(pyStr(firstElement(kw.keyword), 'keyword[0]'));
+      else keyword = pyStrip(pyStrReceiver(firstElement(kw.keyword), 'strip'));
       const n = truthyArg(kw.n, rng, 1, 20);
       const m = truthyArg(kw.m, rng, 1, 30);
       return (value, tools) => {
         const sentences = splitIntoSentences(value);
         if (pyLt(sentences.length, n)) return false;
-        const words = wordTokenize(tools.punkt, pyIndex(sentences, pyIndexValue(n) - 1));
+        const words = wordTokenize(tools.punkt, pyIndex(sentences, pyIntIndex(n) - 1));
         if (pyLt(words.length, m)) return false;
-        return pyIndex(words, pyIndexValue(m) - 1) === keyword;
+        return pyIndex(words, pyIntIndex(m) - 1) === keyword;
       };
     },
   },
@@ -656,21 +657,21 @@ export const INSTRUCTIONS: Readonly<Record<string, Spec>> = {
 /** `v[0]` for a non-str kwarg: a list gives its first element; a JSON object has only str keys (KeyError). */
 function firstElement(v: unknown): unknown {
   if (Array.isArray(v)) return pyIndex(v, 0);
-  if (typeof v === 'object' && v !== null) throw new PyError('KeyError', '0');
-  throw new PyError('TypeError', 'object is not subscriptable');
+  if (typeof v === 'object' && v !== null) throw pyError('KeyError', '0');
+  throw pyError('TypeError', 'object is not subscriptable');
 }
 
 function requirePrompt(kw: Record<string, unknown>): unknown {
-  if (!pyTruthy(kw.prompt_to_repeat)) throw new PyError('ValueError', 'prompt_to_repeat must be set.');
+  if (!pyTruthy(kw.prompt_to_repeat)) throw pyError('ValueError', 'prompt_to_repeat must be set.');
   return kw.prompt_to_repeat;
 }
 
 function copyCheck(prompt: unknown): Check {
-  return (value) => pyLower(pyStrip(value)) === pyLower(pyStrip(pyStr(prompt, 'prompt_to_repeat')));
+  return (value) => pyLower(pyStrip(value)) === pyLower(pyStrip(pyStrReceiver(prompt, 'strip')));
 }
 
 function frequencyCheck(kw: Record<string, unknown>, rng: Rng): Check {
-  const keyword = keywordArg(kw.keyword, rng, 'keyword');
+  const keyword = keywordArg(kw.keyword, rng);
   const n = countArg(kw.frequency, rng, 1, 3);
   const relation = relationArg(kw.relation, rng);
   return (value) => compare(pyCount(keyword, value, IGNORECASE), relation, n);
@@ -684,19 +685,19 @@ function letterFrequencyCheck(kw: Record<string, unknown>, rng: Rng): Check {
     if (typeof raw === 'string') {
       if (pyLen(raw) > 1) return true;
       const lower = pyLower(raw);
-      if (pyLen(lower) !== 1) throw new PyError('TypeError', 'ord() expected a character');
+      if (pyLen(lower) !== 1) throw pyError('TypeError', 'ord() expected a character');
       const c = lower.codePointAt(0)!;
       return c < 97 || c > 122;
     }
     if (Array.isArray(raw)) {
       if (raw.length > 1) return true;
-      throw new PyError('AttributeError', "'list' object has no attribute 'lower'");
+      throw pyError('AttributeError', "'list' object has no attribute 'lower'");
     }
     if (typeof raw === 'object' && raw !== null) {
       if (Object.keys(raw).length > 1) return true;
-      throw new PyError('AttributeError', "'dict' object has no attribute 'lower'");
+      throw pyError('AttributeError', "'dict' object has no attribute 'lower'");
     }
-    throw new PyError('TypeError', 'object has no len()');
+    throw pyError('TypeError', 'object has no len()');
   };
   if (invalid()) letter = rng.choice(ASCII_LETTERS);
   else letter = pyStrip(raw as string);
@@ -733,24 +734,26 @@ export function checkInstruction(
 ): { ok: boolean; error?: string } {
   try {
     if (typeof instructionId !== 'string' || !Object.hasOwn(INSTRUCTIONS, instructionId)) {
-      throw new PyError('KeyError', JSON.stringify(instructionId));
+      throw pyError('KeyError', JSON.stringify(instructionId));
     }
     const spec = INSTRUCTIONS[instructionId]!;
     const raw = kwargs === null || kwargs === undefined ? {} : kwargs;
     if (typeof raw !== 'object' || Array.isArray(raw)) {
-      throw new PyError('AttributeError', 'kwargs entry has no attribute \'items\'');
+      throw pyError('AttributeError', 'kwargs entry has no attribute \'items\'');
     }
     const kw: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       if (v === null || v === undefined) continue;
       if (!spec.kwargs.includes(k)) {
-        throw new PyError('TypeError', `build_description() got an unexpected keyword argument '${k}'`);
+        throw pyError('TypeError', `build_description() got an unexpected keyword argument '${k}'`);
       }
       kw[k] = v;
     }
     const check = spec.build(kw, new Rng(instructionId));
     return { ok: check(value, tools) === true };
   } catch (e) {
-    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    // reported as `Type: message`, whether raised here or by core's Python helpers
+    const error = e instanceof PyException ? `${e.pyType}: ${e.pyMessage}` : e instanceof Error ? e.message : String(e);
+    return { ok: false, error };
   }
 }

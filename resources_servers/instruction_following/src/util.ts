@@ -2,7 +2,7 @@
 // deterministic stand-in for the random defaults upstream draws when a kwarg is missing.
 
 import { PY_WHITESPACE, pyStrip } from '@nemo-gym/core/py';
-import { PyError } from './py.js';
+import { pyError } from '@nemo-gym/core/py';
 
 const WS = `[${PY_WHITESPACE}]`;
 const STARTERS = `(Mr|Mrs|Ms|Dr|Prof|Capt|Cpt|Lt|He${WS}|She${WS}|It${WS}|They${WS}|Their${WS}|Our${WS}|We${WS}|But${WS}|However${WS}|That${WS}|This${WS}|Wherever)`;
@@ -102,13 +102,13 @@ export class Rng {
   /** random.randint(a, b), both ends included; ValueError when the range is empty. */
   randint(a: number, b: number): number {
     if (!Number.isFinite(a) || !Number.isFinite(b) || b < a) {
-      throw new PyError('ValueError', `empty range for randrange(${a}, ${b + 1})`);
+      throw pyError('ValueError', `empty range for randrange(${a}, ${b + 1})`);
     }
     return a + Math.floor(this.next() * (Math.floor(b) - Math.ceil(a) + 1));
   }
 
   choice<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new PyError('IndexError', 'Cannot choose from an empty sequence');
+    if (items.length === 0) throw pyError('IndexError', 'Cannot choose from an empty sequence');
     return items[Math.floor(this.next() * items.length)]!;
   }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detect, detectLangs, LangDetectException, PyRandom } from '../src/langdetect.js';
-import { pyJsonLoadable } from '../src/py.js';
+import { pyJsonLoadable } from '@nemo-gym/core/py';
 import { findPunktDir, loadPunktParams, nltkSearchPath, PunktDataNotFoundError, PunktSentenceTokenizer } from '../src/punkt.js';
 import { countWords, splitIntoSentences } from '../src/util.js';
 import { treebankTokenize, wordTokenize } from '../src/word_tokenize.js';
@@ -172,10 +172,10 @@ describe('language detection', () => {
     expect(() => detect('')).toThrow(LangDetectException);
   });
 
-  const pyProfiles = '/usr/lib/python3/dist-packages/langdetect/profiles';
-  it.skipIf(!existsSync(pyProfiles))('uses the Python package profiles (55 languages) when given their folder', () => {
+  const debianProfiles = '/usr/lib/python3/dist-packages/langdetect/profiles';
+  it.skipIf(!existsSync(debianProfiles))('uses the Python package profiles (55 languages) when given their folder', () => {
     const welsh = 'Mae hi wedi bod yn bwrw glaw drwy’r dydd yng Nghymru, ac mae’r plant yn chwarae yn y tŷ.';
-    expect(detect(welsh, pyProfiles)).toBe('cy');
+    expect(detect(welsh, debianProfiles)).toBe('cy');
     expect(detect(welsh)).not.toBe('cy');
   });
 

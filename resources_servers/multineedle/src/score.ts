@@ -3,7 +3,7 @@
  * compared in order with the expected synonym values, with Python equality semantics
  * (`1 == 1.0 == True`, `"1" != 1`).
  */
-import { toLaxInt } from '@nemo-gym/core/py';
+import { pyEq, toLaxInt } from '@nemo-gym/core/py';
 
 /** `sum(map(ord, s))`: code points, not UTF-16 units. */
 export function synonymValue(s: string): number {
@@ -19,18 +19,6 @@ export interface ScoreFields {
   set_overlap: number;
   original_term_minefield_hit: boolean;
   order_instruction_following_failure: boolean;
-}
-
-/** Python `a == b` between an int and a JSON value. */
-function pyEqInt(expected: number, v: unknown): boolean {
-  if (typeof v === 'number') return v === expected;
-  if (typeof v === 'boolean') return (v ? 1 : 0) === expected;
-  return false;
-}
-
-/** Python `a == b` between a str and a JSON value. */
-function pyEqStr(expected: string, v: unknown): boolean {
-  return typeof v === 'string' && v === expected;
 }
 
 interface FunctionCallLike {
@@ -83,16 +71,16 @@ export function score(
       order_instruction_following_failure: false,
     };
   }
-  const accuracy = actual.length === expected.length && expected.every((e, i) => pyEqInt(e, actual[i]));
+  const accuracy = actual.length === expected.length && expected.every((e, i) => pyEq(e, actual[i]));
   const distinctExpected = [...new Set(expected)];
-  const common = distinctExpected.filter((e) => actual.some((v) => pyEqInt(e, v))).length;
+  const common = distinctExpected.filter((e) => actual.some((v) => pyEq(e, v))).length;
   const setOverlap = common / expected.length;
   return {
     reward: accuracy ? 1.0 : 0.0,
     parsed_synonym_values: actual.map((v) => toLaxInt(v)!),
     accuracy,
     set_overlap: setOverlap,
-    original_term_minefield_hit: actual.some((v) => pyEqStr(minefieldLabel, v)) || actual.some((v) => pyEqInt(minefieldLabelValue, v)),
+    original_term_minefield_hit: actual.some((v) => pyEq(minefieldLabel, v)) || actual.some((v) => pyEq(minefieldLabelValue, v)),
     order_instruction_following_failure: !accuracy && setOverlap === 1.0,
   };
 }

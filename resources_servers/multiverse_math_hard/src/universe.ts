@@ -4,11 +4,11 @@
  * behaviour, including the exceptions whose text upstream sends back to the model.
  */
 import { InternalError } from '@nemo-gym/core/errors';
-import { PyException, pyFloatRepr } from '@nemo-gym/core/py';
+import { PyComplex, PyException, pyFloatDiv, pyFloatPow, pyFloatRepr } from '@nemo-gym/core/py';
 import { CORRECTLY_ROUNDED, type Libm } from './pylibm.js';
 
 /** Python exceptions (core's PyException): `str(e)` is what upstream returns as the 500 detail. */
-export { PyException };
+export { PyComplex, PyException };
 
 export const ARG_NAMES = ['a', 'b', 'radians', 'base'] as const;
 export type ArgName = (typeof ARG_NAMES)[number];
@@ -19,18 +19,8 @@ interface UniverseFunction {
   fn: (libm: Libm, ...args: number[]) => number;
 }
 
-function zeroDivision(): never {
-  throw new PyException('ZeroDivisionError', 'float division by zero');
-}
-
 function domainError(): never {
   throw new PyException('ValueError', 'math domain error');
-}
-
-/** CPython `a / b` on floats. */
-export function pyDiv(a: number, b: number): number {
-  if (b === 0) zeroDivision();
-  return a / b;
 }
 
 /** CPython `math.sin` / `math.cos`: infinite input -> ValueError, NaN passes through. */
@@ -56,75 +46,7 @@ function mathLog1(libm: Libm, x: number): number {
 export function mathLog(x: number, base: number, libm: Libm = CORRECTLY_ROUNDED): number {
   const num = mathLog1(libm, x);
   const den = mathLog1(libm, base);
-  return pyDiv(num, den);
-}
-
-function isOddInteger(y: number): boolean {
-  return Number.isFinite(y) && Math.floor(y) === y && Math.abs(y % 2) === 1;
-}
-
-/** A complex number, as CPython's `float ** float` returns for a negative base and a fractional exponent. */
-export class PyComplex {
-  constructor(
-    readonly real: number,
-    readonly imag: number,
-  ) {}
-
-  /** Python `repr(complex)`. */
-  repr(): string {
-    const r = (x: number) => {
-      const s = pyFloatRepr(x);
-      return s.endsWith('.0') ? s.slice(0, -2) : s; // repr(complex) formats its parts without a forced ".0"
-    };
-    if (this.real === 0 && !Object.is(this.real, -0)) return `${r(this.imag)}j`;
-    const im = r(this.imag);
-    const signed = im.startsWith('-') ? im : `+${im}`;
-    return `(${r(this.real)}${signed}j)`;
-  }
-}
-
-/** CPython `float ** float` (Objects/floatobject.c float_pow, then C pow). */
-export function pyPow(iv: number, iw: number, libm: Libm = CORRECTLY_ROUNDED): number | PyComplex {
-  if (iw === 0) return 1;
-  if (Number.isNaN(iv)) return iv;
-  if (Number.isNaN(iw)) return iv === 1 ? 1 : iw;
-  if (iw === Infinity || iw === -Infinity) {
-    const av = Math.abs(iv);
-    if (av === 1) return 1;
-    if (iw > 0 === av > 1) return Infinity;
-    return 0;
-  }
-  if (iv === Infinity || iv === -Infinity) {
-    const odd = isOddInteger(iw);
-    if (iw > 0) return odd ? iv : Math.abs(iv);
-    return odd ? (iv > 0 ? 0 : -0) : 0;
-  }
-  if (iv === 0) {
-    const odd = isOddInteger(iw);
-    if (iw < 0) throw new PyException('ZeroDivisionError', '0.0 cannot be raised to a negative power');
-    return odd ? iv : 0;
-  }
-  let negate = false;
-  if (iv < 0) {
-    if (iw !== Math.floor(iw)) return complexPow(iv, iw, libm);
-    iv = -iv;
-    negate = isOddInteger(iw);
-  }
-  if (iv === 1) return negate ? -1 : 1;
-  let ix = libm.pow(iv, iw);
-  if (negate) ix = -ix;
-  if (ix === Infinity || ix === -Infinity) throw new PyException('OverflowError', "(34, 'Numerical result out of range')");
-  return ix;
-}
-
-/** CPython `complex(x) ** complex(y)` for x < 0 and non-integral y (Objects/complexobject.c _Py_c_pow). */
-function complexPow(x: number, y: number, libm: Libm): PyComplex {
-  const len = libm.pow(Math.abs(x), y); // hypot(x, 0) = |x|
-  const phase = Math.PI * y; // atan2(0.0, x < 0) = pi
-  const c = new PyComplex(len * libm.cos(phase), len * libm.sin(phase));
-  const huge = (v: number) => v === Infinity || v === -Infinity;
-  if (huge(c.real) || huge(c.imag)) throw new PyException('OverflowError', 'complex exponentiation');
-  return c;
+  return pyFloatDiv(num, den);
 }
 
 /** str() of pydantic's ValidationError for a non-float `solution` (pydantic 2.11). */
@@ -142,13 +64,13 @@ export const FUNCTIONS: Record<string, UniverseFunction> = {
   add: { params: ['a', 'b'], fn: (_, a, b) => a! + b! + 1.2 },
   subtract: { params: ['a', 'b'], fn: (_, a, b) => a! - b! - 3 },
   multiply: { params: ['a', 'b'], fn: (_, a, b) => 1.1 * a! * b! },
-  divide: { params: ['a', 'b'], fn: (_, a, b) => pyDiv(0.5 * a!, b!) },
+  divide: { params: ['a', 'b'], fn: (_, a, b) => pyFloatDiv(0.5 * a!, b!) },
   sin: { params: ['radians'], fn: (libm, r) => mathCos(libm, r!) },
   cos: { params: ['radians'], fn: (libm, r) => mathSin(libm, r!) },
   power: {
     params: ['a', 'b'],
     fn: (libm, a, b) => {
-      const r = pyPow(a!, b! + 2, libm);
+      const r = pyFloatPow(a!, b! + 2, libm);
       if (r instanceof PyComplex) throw new PyException('ValidationError', floatValidationMessage(r));
       return r;
     },

@@ -23,7 +23,7 @@
  * `toString` are ordinary names in schemas and instances.
  */
 import { createRequire } from 'node:module';
-import { pyCompile, pyIntFromStr, pyLen, type PyRegex, PyRegexError } from '@nemo-gym/core/py';
+import { pyCompile, PyException, pyIntFromStr, pyIter, pyLen, type PyRegex, PyRegexError, pyStr, pyTruthy, pyTypeName as typeName } from '@nemo-gym/core/py';
 import { unquote, urldefrag, urljoin } from './pyurl.js';
 import { SchemaEvalError } from './schema-error.js';
 
@@ -35,15 +35,6 @@ const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnPropert
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 /** `o[k]` when `k` is an own key, else undefined (never the prototype's member). */
 const own = (o: Obj, k: string): unknown => (hasOwn(o, k) ? o[k] : undefined);
-
-function typeName(v: unknown): string {
-  if (v === null) return 'NoneType';
-  if (Array.isArray(v)) return 'list';
-  if (typeof v === 'object') return 'dict';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
-  if (typeof v === 'boolean') return 'bool';
-  return 'str';
-}
 
 // ---------------------------------------------------------------------------------------------
 // Python regexes
@@ -64,30 +55,22 @@ function reSearch(pattern: unknown, s: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Python value semantics
 
-/** python-jsonschema `equal`: booleans are not numbers, 1 == 1.0, containers compared deeply. */
-export function pyEqual(a: unknown, b: unknown): boolean {
+/** python-jsonschema's `equal` (not Python's `==`): booleans are not numbers, 1 == 1.0, containers compared deeply. */
+export function schemaEqual(a: unknown, b: unknown): boolean {
   if (typeof a === 'string' || typeof b === 'string') return a === b;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!pyEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!schemaEqual(a[i], b[i])) return false;
     return true;
   }
   if (isObj(a) || isObj(b)) {
     if (!isObj(a) || !isObj(b)) return false;
     const ka = Object.keys(a);
     if (ka.length !== Object.keys(b).length) return false;
-    for (const k of ka) if (!hasOwn(b, k) || !pyEqual(a[k], b[k])) return false;
+    for (const k of ka) if (!hasOwn(b, k) || !schemaEqual(a[k], b[k])) return false;
     return true;
   }
   return a === b; // numbers (NaN is never equal), booleans, null
-}
-
-/** Python truthiness of a JSON value. */
-function pyTruthy(v: unknown): boolean {
-  if (v === null || v === false || v === 0 || v === '') return false;
-  if (Array.isArray(v)) return v.length > 0;
-  if (isObj(v)) return Object.keys(v).length > 0;
-  return true;
 }
 
 function isType(v: unknown, type: unknown): boolean {
@@ -301,8 +284,8 @@ class Resolver {
   }
 }
 
-/** Python `int(text)` for a JSON pointer segment into an array. */
-function pyInt(text: string): number {
+/** A JSON pointer segment into an array, read as `referencing` does with Python's `int(text)`. */
+function pointerIndex(text: string): number {
   const n = pyIntFromStr(text);
   if (n === null) throw new SchemaEvalError(`invalid literal for int() with base 10: ${JSON.stringify(text)}`);
   return n;
@@ -316,7 +299,7 @@ function resolvePointer(document: unknown, pointer: string, start: Resolver): { 
   for (const raw of unquote(pointer.slice(1)).split('/')) {
     let seg: string;
     if (Array.isArray(contents) || typeof contents === 'string') {
-      let i = pyInt(raw);
+      let i = pointerIndex(raw);
       if (i < 0) i += contents.length;
       if (i < 0 || i >= contents.length) throw new SchemaEvalError(`unresolvable JSON pointer ${JSON.stringify(pointer)}`);
       contents = Array.isArray(contents) ? contents[i] : contents[i];
@@ -441,10 +424,10 @@ class Validation {
       case 'enum': {
         const values = Array.isArray(v) ? v : isObj(v) ? Object.keys(v) : typeof v === 'string' ? [...v] : null;
         if (!values) throw new SchemaEvalError(`enum must be a list, not ${typeName(v)}`);
-        return values.some((e) => pyEqual(e, instance));
+        return values.some((e) => schemaEqual(e, instance));
       }
       case 'const':
-        return pyEqual(instance, v);
+        return schemaEqual(instance, v);
       case 'allOf':
       case 'anyOf':
       case 'oneOf':
@@ -575,7 +558,7 @@ class Validation {
         return !Array.isArray(instance) || !(instance.length > num(v, k));
       case 'uniqueItems': {
         if (!pyTruthy(v) || !Array.isArray(instance)) return true;
-        for (let i = 1; i < instance.length; i++) for (let j = 0; j < i; j++) if (pyEqual(instance[i], instance[j])) return false;
+        for (let i = 1; i < instance.length; i++) for (let j = 0; j < i; j++) if (schemaEqual(instance[i], instance[j])) return false;
         return true;
       }
       case 'unevaluatedItems': {
@@ -769,20 +752,15 @@ class Validation {
   }
 }
 
-/** Python `str(x)` of a discriminator value. */
-function pyStr(v: unknown): string {
-  if (v === true) return 'True';
-  if (v === false) return 'False';
-  if (v === null || v === undefined) return 'None';
-  return String(v);
-}
-
 /** Python iteration over a keyword value that should be a list (a dict gives its keys, a string its characters). */
 function iterable(v: unknown, keyword: string): unknown[] {
   if (Array.isArray(v)) return v;
-  if (isObj(v)) return Object.keys(v);
-  if (typeof v === 'string') return [...v];
-  throw new SchemaEvalError(`${keyword}: '${typeName(v)}' object is not iterable`);
+  try {
+    return pyIter(v);
+  } catch (e) {
+    if (e instanceof PyException) throw new SchemaEvalError(`${keyword}: ${e.pyMessage}`);
+    throw e;
+  }
 }
 
 function keysOf(v: unknown): string[] {

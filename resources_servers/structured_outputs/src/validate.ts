@@ -6,17 +6,8 @@
  *
  * This module is also the worker-thread entry: `scoreJson` takes and returns plain data.
  */
-import { PyRegexUnsupportedError, pyJsonLoads as pyJsonLoadsLossless, toPlain } from '@nemo-gym/core/py';
+import { pyIter, pyJsonLoadsPlain, PyRegexUnsupportedError } from '@nemo-gym/core/py';
 import { checkSchema, isValid, prepare, SchemaEvalError, type Prepared } from './jsonschema.js';
-
-/** Python `json.loads`: JSON.parse, and the core's Python-grammar parser (NaN, Infinity) when JSON.parse refuses. */
-function pyJsonLoads(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return toPlain(pyJsonLoadsLossless(text));
-  }
-}
 
 export type FailureStage = 'schema_parse' | 'schema_error' | 'parse_error' | 'validation_error' | 'unsupported' | 'internal_error';
 
@@ -37,14 +28,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** Python `list(x)`: dict keys, list items, string characters; anything else is a TypeError. */
-function pyList(x: unknown): unknown[] {
-  if (Array.isArray(x)) return [...x];
-  if (typeof x === 'string') return [...x];
-  if (isObject(x)) return Object.keys(x);
-  throw new TypeError(`'${x === null ? 'NoneType' : typeof x}' object is not iterable`);
-}
-
 /**
  * Upstream's strictify, in place: every dict holding `properties` gets `required` = its keys and
  * `additionalProperties: false`; recursion goes into every dict value (lists are not entered).
@@ -52,7 +35,7 @@ function pyList(x: unknown): unknown[] {
 export function strictify(node: unknown): void {
   if (!isObject(node)) return;
   if (Object.prototype.hasOwnProperty.call(node, 'properties')) {
-    node.required = pyList(node.properties);
+    node.required = pyIter(node.properties);
     node.additionalProperties = false;
   }
   for (const v of Object.values(node)) strictify(v);
@@ -107,14 +90,14 @@ export function scoreJson(schemaStr: string, responseText: string): ScoreResult 
 function score(schemaStr: string, responseText: string): ScoreResult {
   let schema: unknown;
   try {
-    schema = pyJsonLoads(schemaStr);
+    schema = pyJsonLoadsPlain(schemaStr);
     strictify(schema);
   } catch (e) {
     return { reward: 0.0, stage: 'schema_parse', message: (e as Error).message };
   }
   let instance: unknown;
   try {
-    instance = pyJsonLoads(responseText);
+    instance = pyJsonLoadsPlain(responseText);
   } catch (e) {
     return { reward: 0.0, stage: 'parse_error', message: (e as Error).message };
   }

@@ -10,7 +10,7 @@
  * "missing" to pandas); a JS number is a Python int when integral and a float otherwise, unless it
  * is wrapped in `PyFloat` (a value Python holds as a float, e.g. `4.0`).
  */
-import { PyException, PyFloat, pyFloatRepr, pyIntFromStr, pyStrCompare, pyStrRepr } from '@nemo-gym/core/py';
+import { PyException, PyFloat, pyFloatRepr, pyIntFromStr, pyNumber, pyStrCompare, pyStrRepr, pyTruthy, pyTypeName } from '@nemo-gym/core/py';
 
 export { PyFloat };
 
@@ -23,39 +23,12 @@ export function isMissing(v: Value): boolean {
   return v === null || v === undefined || (typeof v === 'number' && Number.isNaN(v)) || (v instanceof PyFloat && Number.isNaN(v.value));
 }
 
-/** Python `type(v).__name__`. */
-export function typeName(v: Value): string {
-  if (v === null || v === undefined) return 'NoneType';
-  if (v instanceof PyFloat) return 'float';
-  switch (typeof v) {
-    case 'string':
-      return 'str';
-    case 'boolean':
-      return 'bool';
-    case 'number':
-      return Number.isInteger(v) ? 'int' : 'float';
-    default:
-      return Array.isArray(v) ? 'list' : 'dict';
-  }
-}
+/** Python `type(v).__name__`, `bool(v)` (core/py). */
+export { pyTruthy as truthy, pyTypeName as typeName };
 
 /** The number behind an int, float or bool; undefined for anything else. */
 export function numeric(v: Value): number | undefined {
-  if (typeof v === 'number') return v;
-  if (v instanceof PyFloat) return v.value;
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  return undefined;
-}
-
-/** Python `bool(v)`. */
-export function truthy(v: Value): boolean {
-  if (v === null || v === undefined) return false;
-  if (typeof v === 'string') return v.length > 0;
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'number') return v !== 0;
-  if (v instanceof PyFloat) return v.value !== 0;
-  if (Array.isArray(v)) return v.length > 0;
-  return Object.keys(v as object).length > 0;
+  return pyNumber(v) ?? undefined;
 }
 
 function floatStr(x: number): string {
@@ -134,29 +107,29 @@ export function compare(a: Value, b: Value, op: CompareOp): boolean {
     }
     return applyOp(a.length - b.length, op);
   }
-  throw new PyException('TypeError', `'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
+  throw new PyException('TypeError', `'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
 }
 
 /** Python `item in container`. */
 export function contains(container: Value, item: Value): boolean {
   if (typeof container === 'string') {
-    if (typeof item !== 'string') throw new PyException('TypeError', `'in <string>' requires string as left operand, not ${typeName(item)}`);
+    if (typeof item !== 'string') throw new PyException('TypeError', `'in <string>' requires string as left operand, not ${pyTypeName(item)}`);
     return container.includes(item);
   }
   if (Array.isArray(container)) return container.some((x) => eq(x, item));
   if (container !== null && typeof container === 'object' && !(container instanceof PyFloat)) {
     if (typeof item === 'string') return Object.hasOwn(container, item);
     if (Array.isArray(item) || (item !== null && typeof item === 'object' && !(item instanceof PyFloat))) {
-      throw new PyException('TypeError', `unhashable type: '${typeName(item)}'`);
+      throw new PyException('TypeError', `unhashable type: '${pyTypeName(item)}'`);
     }
     return false;
   }
-  throw new PyException('TypeError', `argument of type '${typeName(container)}' is not iterable`);
+  throw new PyException('TypeError', `argument of type '${pyTypeName(container)}' is not iterable`);
 }
 
 /** Python `v.lower()`: only a str has the method. */
 export function lower(v: Value): string {
-  if (typeof v !== 'string') throw new PyException('AttributeError', `'${typeName(v)}' object has no attribute 'lower'`);
+  if (typeof v !== 'string') throw new PyException('AttributeError', `'${pyTypeName(v)}' object has no attribute 'lower'`);
   return v.toLowerCase();
 }
 
@@ -174,7 +147,7 @@ export function toInt(v: Value): number {
     if (n !== null) return n;
     throw new PyException('ValueError', `invalid literal for int() with base 10: ${pyStrRepr(v)}`);
   }
-  throw new PyException('TypeError', `int() argument must be a string, a bytes-like object or a real number, not '${typeName(v)}'`);
+  throw new PyException('TypeError', `int() argument must be a string, a bytes-like object or a real number, not '${pyTypeName(v)}'`);
 }
 
 /** Python `str.zfill(width)`. */

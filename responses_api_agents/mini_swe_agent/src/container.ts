@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ImageError } from './images.js';
 import { EnvironmentError, type CommandResult, type SweEnvironment } from './environment.js';
 import { engineEnv, runEnvCommand, runHost, startHost } from './host.js';
+import { sleep } from '@nemo-gym/core/client';
 
 export interface ContainerEnvSettings {
   /** `docker` or `podman` (or a path to one). */
@@ -114,7 +115,7 @@ export class ContainerEnvironment implements SweEnvironment {
         const probe = await runHost([s.engine, ...runtimeArgs(s), 'exec', name, 'true'], { timeoutMs: 30_000, signal });
         if (probe.code === 0) return envObj;
         if (Date.now() > deadline) throw new EnvironmentError(`the container of ${instanceId} (image ${image}) did not start within container.start_timeout (${s.startTimeoutS} s): ${main.output().trim().slice(-800)}`);
-        await new Promise((r) => setTimeout(r, 150));
+        await sleep(150);
       }
     } catch (err) {
       await envObj.close();
@@ -145,7 +146,7 @@ export class ContainerEnvironment implements SweEnvironment {
       for (const ac of this.running) ac.abort();
       await runHost(containerRmArgv(this.s, this.name), { timeoutMs: 60_000, env: engineEnv() });
       this.main.child.stdin?.end();
-      await Promise.race([this.main.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      await Promise.race([this.main.exited, sleep(10_000)]);
       this.main.kill();
     })();
     return this.closing;

@@ -12,8 +12,7 @@
  * formats its JSON differently (e.g. Python's `", "` separators).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { jsonlProblem, readJsonl } from '@nemo-gym/core/data';
 import { ReplayRecordingsError } from './errors.js';
 
 type Item = Record<string, unknown>;
@@ -92,15 +91,10 @@ export class ReplayIndex {
   }
 
   async addFile(path: string): Promise<void> {
-    let lineNo = 0;
-    for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
-      lineNo++;
-      if (!line.trim()) continue;
-      try {
-        this.add(JSON.parse(line) as Item);
-      } catch (err) {
-        throw new ReplayRecordingsError(`line ${lineNo} of ${path} is not valid JSON: ${(err as Error).message}`);
-      }
+    for await (const line of readJsonl(path)) {
+      if (line.row !== null) this.add(line.row as Item);
+      else if (line.parseError !== undefined) throw new ReplayRecordingsError(`line ${line.lineNo} of ${path} is not valid JSON: ${line.parseError}`);
+      else throw new ReplayRecordingsError(jsonlProblem(path, line));
     }
   }
 

@@ -470,6 +470,27 @@ export class VLLMBackend {
     return new SseReply(events(), stream.abort);
   }
 
+  /**
+   * Input tokens of a Responses request as vLLM's `/tokenize` counts its chat prompt (tools and
+   * chat-template switches included): `POST /v1/messages/count_tokens`. Nothing is generated.
+   */
+  async countTokens(params: ResponseCreateParams, sessionId: string, signal?: AbortSignal): Promise<number> {
+    let chatParams: Json;
+    try {
+      chatParams = responsesToChatParams({ ...params, stream: undefined }, { returnTokenIdInformation: false, onDropped: this.noteDropped });
+    } catch (err) {
+      if (err instanceof ConversionError) throw new HttpError(400, err.message);
+      throw err;
+    }
+    const body = this.chatBody(chatParams, false);
+    return this.callPinned(sessionId, async (endpoint) => {
+      const base = endpoint.url.replace(/\/+$/, '');
+      const tok = (await this.post(`${rootUrl(base)}/tokenize`, tokenizeBody(body), 'idempotent', signal)) as Json;
+      if (!Array.isArray(tok?.tokens)) throw new UpstreamError(502, `the model backend at ${base} answered /tokenize without a "tokens" list`, 'invalid_json', base);
+      return tok.tokens.length;
+    });
+  }
+
   /** Responses API on top of chatCompletions. */
   async responses(params: ResponseCreateParams, sessionId: string, signal?: AbortSignal): Promise<NeMoGymResponse> {
     params = await this.inlineImages(params);

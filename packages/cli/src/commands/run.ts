@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { stringify } from 'yaml';
-import { fetchGlobalConfig } from '@nemo-gym/core/client';
+import { fetchGlobalConfig, sleep } from '@nemo-gym/core/client';
 import { findOpenPort, instanceConfig, listLaunchable, publicConfig, repoRoot, type ConfigDict } from '@nemo-gym/core/config';
 import { ConfigError, HeadTokenError } from '@nemo-gym/core/errors';
 import { configuredHeadToken, generateHeadToken, HEAD_TOKEN_ENV, HEAD_TOKEN_HELP, headTokenFor, headTokenHeaders, removeHeadTokenFile, startHeadServer, writeHeadTokenFile, type InstanceInfo } from '@nemo-gym/core/server';
@@ -258,7 +258,7 @@ export class ServerFleet {
             }
           }),
       );
-      if (ready.size < this.servers.length) await new Promise((r) => setTimeout(r, 50));
+      if (ready.size < this.servers.length) await sleep(50);
     }
   }
 
@@ -362,7 +362,7 @@ export class ServerFleet {
       }
     }
     const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && this.servers.some((s) => !s.exited && s.child.pid)) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && this.servers.some((s) => !s.exited && s.child.pid)) await sleep(50);
     for (const s of this.servers) {
       if (!s.exited && s.child.pid) {
         try {

@@ -11,6 +11,7 @@ import { DEFAULT_HEAD_PORT, headServerOf, originOf, type ConfigDict } from '@nem
 import { HeadServerError, HeadTokenError, ServerResponseError } from '@nemo-gym/core/errors';
 import { HEAD_TOKEN_HELP, headTokenFor, headTokenHeaders, type InstanceInfo } from '@nemo-gym/core/server';
 import type { CommandSpec } from '../runtime.js';
+import { sleep } from '@nemo-gym/core/client';
 
 function headOf(config: ConfigDict): { host: string; port: number; url: string } {
   const head = headServerOf(config);
@@ -143,7 +144,7 @@ export const stopCommand: CommandSpec = {
         process.stdout.write('Stopped.\n');
         return 0;
       }
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     process.stderr.write(`ng-stop: the head server ${head.url} still answers after ${timeoutS} s; its ng-run may be stuck. Send it SIGTERM (its pid is in ng-status) or raise +timeout_s.\n`);
     return 1;

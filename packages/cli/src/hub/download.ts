@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, statSync, truncateSync, unlinkSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { nextRetryDelay, retryPolicy, sleep } from '@nemo-gym/core/client';
 import { DataDownloadError } from '@nemo-gym/core/errors';
 import { HubError } from '../errors.js';
 import { fetchWithLimit, hubFailure, networkCode, type HubContext, type HubSettings } from './hub.js';
@@ -34,7 +34,7 @@ export interface DownloadRequest {
   headersTimeoutMs?: number;
   /** Time without a byte of body before the connection counts as cut (default 60 s). */
   idleTimeoutMs?: number;
-  /** First pause between attempts, doubled each time up to 10 s (default 500 ms). */
+  /** Backoff ceiling before the second attempt, doubled each time up to 10 s (default 500 ms); the pause is drawn below it (the project's retry policy). */
   backoffMs?: number;
   onProgress?: (done: number, total: number) => void;
   /** Lines worth showing (a resume after a cut connection). */
@@ -129,8 +129,9 @@ export async function downloadHubFile(req: DownloadRequest): Promise<DownloadRes
     have = 0;
   }
   const resumedFrom = have;
-  const maxAttempts = req.maxAttempts ?? 5;
-  const deadline = Date.now() + (req.budgetMs ?? 6 * 3600_000);
+  // Attempts count the failures in a row that brought no new bytes; the time budget covers the whole download.
+  const policy = retryPolicy({ maxAttempts: req.maxAttempts ?? 5, maxElapsedMs: req.budgetMs ?? 6 * 3600_000, initialDelayMs: req.backoffMs ?? 500, maxDelayMs: 10_000 });
+  const started = Date.now();
   const idleMs = req.idleTimeoutMs ?? 60_000;
   let failures = 0;
   let resumes = 0;
@@ -179,7 +180,8 @@ export async function downloadHubFile(req: DownloadRequest): Promise<DownloadRes
       fh = undefined;
       have = existsSync(part) ? statSync(part).size : 0;
       failures = have > startedAt ? 1 : failures + 1;
-      if (failures >= maxAttempts || Date.now() >= deadline) {
+      const delay = nextRetryDelay(policy, failures, Date.now() - started);
+      if (delay === null) {
         if (have === 0) throw hubFailure(err, ctx);
         throw new DataDownloadError(
           `${req.repoId}/${req.path}: the connection broke (${why}) and ${failures} attempt(s) in a row brought no data; ${have} of ${expected.size} bytes are kept in ${part} — run the command again to continue.`,
@@ -187,7 +189,7 @@ export async function downloadHubFile(req: DownloadRequest): Promise<DownloadRes
       }
       resumes++;
       req.note?.(`connection to the Hub broke after ${have} of ${expected.size} bytes of ${req.path} (${why}); continuing from byte ${have}`);
-      await sleep(Math.min(10_000, (req.backoffMs ?? 500) * 2 ** Math.max(0, failures - 1)));
+      await sleep(delay);
     } finally {
       clearTimeout(idle);
       await fh?.close();

@@ -16,13 +16,13 @@
  * nulls as null, timestamps as epoch milliseconds, NaN as null. JSONL files are copied line by
  * line; a `.json` file holding one JSON array gives one line per element.
  */
-import { createReadStream, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { writeStreamAtomic } from '@nemo-gym/core/files';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import * as zlib from 'node:zlib';
+import { readJsonl } from '@nemo-gym/core/data';
 import { DatasetRowsError, HubError } from '../errors.js';
 import { datasetPageUrl, fetchWithLimit, hubFailure, type HubContext, type HubSettings } from './hub.js';
 import { downloadHubFile, type DownloadResult } from './download.js';
@@ -161,17 +161,9 @@ async function jsonToJsonl(file: string, label: string, write: Write): Promise<n
     }
     return rows;
   }
-  let line = 0;
-  for await (const raw of createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
-    line++;
-    const text = raw.trim();
-    if (text === '') continue;
-    try {
-      JSON.parse(text);
-    } catch (err) {
-      throw new DatasetRowsError(`${label} line ${line}: not valid JSON (${(err as Error).message}).`);
-    }
-    await write(text);
+  for await (const line of readJsonl(file)) {
+    if (line.row === null) throw new DatasetRowsError(`${label} line ${line.lineNo}: ${line.problem}.`);
+    await write(line.text.trim());
     rows++;
   }
   return rows;

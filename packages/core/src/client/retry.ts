@@ -87,6 +87,16 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random: () =>
   return Math.round(random() * ceiling);
 }
 
+/**
+ * For a loop that retries something other than an HTTP request (a Redis command, a download that
+ * resumes): the pause before attempt `attempt + 1` after `attempt` failures in `elapsedMs`, by the
+ * policy's backoff, or null when its attempt or time budget is spent.
+ */
+export function nextRetryDelay(policy: RetryPolicy, attempt: number, elapsedMs: number, random: () => number = Math.random): number | null {
+  const delay = backoffDelay(policy, attempt, random);
+  return attempt >= policy.maxAttempts || elapsedMs + delay > policy.maxElapsedMs ? null : delay;
+}
+
 /** Retry-After in milliseconds: delta-seconds or an HTTP date. */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | null {
   if (!value) return null;

@@ -5,7 +5,8 @@
  * lists must have the same length and the same elements in any order; two numbers match when
  * equal or within 5e-3 (magnitude >= 1) / 5e-4 (smaller); anything else must be equal.
  */
-import { pyDumps, type PyValue } from './pyjson.js';
+import { pyDumps } from '../py/dumps.js';
+import type { PyValue } from '../py/json.js';
 
 const isNum = (v: PyValue): v is number | bigint | boolean =>
   typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean';

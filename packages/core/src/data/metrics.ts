@@ -5,7 +5,7 @@
  */
 import { NgError } from '../errors.js';
 import { pyRound } from '../py/json.js';
-import type { PyDict, PyValue } from './pyjson.js';
+import type { PyDict, PyValue } from '../py/json.js';
 import { TDigest } from './tdigest.js';
 
 /** A float in a metrics document (printed with a `.0` when integral), as opposed to an int. */

@@ -16,7 +16,8 @@ import { NgError } from '../errors.js';
 import { diffMetrics } from './compare.js';
 import { readLines } from './lines.js';
 import { DatasetMetrics, MetricFloat, type MetricsDoc } from './metrics.js';
-import { pyDumps, pyJsonLoads, PyJsonDecodeError, type PyDict, type PyValue } from './pyjson.js';
+import { pyDumps } from '../py/dumps.js';
+import { pyJsonLoads, PyJsonDecodeError, type PyDict, type PyValue } from '../py/json.js';
 import { checkRow, type RowProblem } from './validate.js';
 
 export type DatasetType = 'train' | 'validation' | 'example';

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { DEFAULT_IMAGE_LIMITS, imageProblems } from '../openai/images.js';
 import { ResponseCreateParamsSchema } from '../openai/schemas.js';
-import { countDumpWords, pyJsonLoads, PyJsonDecodeError, toPlain, type PyDict, type PyValue } from './pyjson.js';
+import { countDumpWords } from '../py/dumps.js';
+import { pyJsonLoads, PyJsonDecodeError, toPlain, type PyDict, type PyValue } from '../py/json.js';
 import type { SampleMetrics } from './metrics.js';
 
 export interface RowProblem {

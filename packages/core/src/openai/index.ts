@@ -9,3 +9,4 @@ export { checkImageUrl, checkRequestImages, DEFAULT_ALLOWED_IMAGE_TYPES, DEFAULT
 export { ChatChunkAccumulator, chatChunks, chunkEvent, completionChunks, DONE_EVENT, openBackendStream, parseSseStream, responseEvents, ResponsesEventStream, type BackendStreamOptions } from './stream.js';
 export { ImageFetchFields, RemoteImageFetcher, type ImageFetchConfig } from './image-fetch.js';
 export { askJudge } from './judge.js';
+export { anthropicErrorBody, anthropicErrorType, messageEvents, MessagesCountTokensParamsSchema, MessagesCreateParamsSchema, MessagesEventStream, messagesToResponsesParams, responsesToMessagesEvents, responseToMessage, type AnthropicContentBlock, type AnthropicMessage, type AnthropicStopReason, type AnthropicUsage, type MessagesConversion, type MessagesCreateParams } from './messages.js';

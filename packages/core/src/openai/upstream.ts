@@ -15,7 +15,7 @@ import type { Dispatcher } from 'undici';
 import { sharedPool } from '../client/agent.js';
 import { abortReason, dispatchWithRetries, splitUrl, type CollectedResponse } from '../client/dispatch.js';
 import { classifyRequest, errorCode, NOT_PROCESSED_STATUSES, passOnHeaders, retryAfterHeaders, retryPolicy, type RequestClass, type RetryPolicy } from '../client/retry.js';
-import { redactUrlCredentials } from '../config/redact.js';
+import { MASK, redactUrlCredentials } from '../config/redact.js';
 import { HttpError, type NgCode } from '../errors.js';
 
 export type UpstreamFailureKind = 'status' | 'connect' | 'timeout' | 'invalid_json';
@@ -64,7 +64,7 @@ function passedOn(status: number, headers: Parameters<typeof retryAfterHeaders>[
 /** Replaces every occurrence of the secret in text. */
 export function redactSecret(text: string, secret: string | undefined | null): string {
   if (!secret || secret.length < 4) return text;
-  return text.split(secret).join('****');
+  return text.split(secret).join(MASK);
 }
 
 function shorten(text: string, max = 2000): string {

@@ -15,3 +15,8 @@ export class PyException extends NgError {
     this.name = pyType;
   }
 }
+
+/** A PyException whose message reads `Type: str(e)`, for servers that report errors that way. */
+export function pyError(pyType: string, message: string): PyException {
+  return new PyException(pyType, message, { prefixType: true });
+}

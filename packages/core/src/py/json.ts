@@ -344,3 +344,25 @@ export function toPlain(v: PyValue): unknown {
   }
   return v;
 }
+
+/** `json.loads(text)` as plain JS values (dict -> object, int -> number): JSON.parse, and Python's grammar (NaN, Infinity) where JSON.parse refuses. */
+export function pyJsonLoadsPlain(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return toPlain(pyJsonLoads(text));
+  }
+}
+
+/** Nesting at which CPython's `json.loads` stops with RecursionError (its default recursion limit, less the caller's frames). */
+const CPYTHON_JSON_MAX_NESTING = 990;
+
+/** Whether `json.loads(text)` succeeds (nesting past CPython's recursion limit fails). */
+export function pyJsonLoadable(text: string): boolean {
+  try {
+    pyJsonLoads(text, { maxNesting: CPYTHON_JSON_MAX_NESTING });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -4,7 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { parseJsonObject } from '../data/jsonl.js';
+import { readLines } from '../data/lines.js';
 import { BadRowError } from '../errors.js';
 
 export async function hashFile(path: string): Promise<string> {
@@ -77,9 +78,9 @@ export interface ReadJobsOptions {
 export function parseRow(line: string, overrides: Record<string, unknown> | undefined): { row: Record<string, unknown>; body: string } | Error {
   try {
     if (!line.trim()) throw new BadRowError('the line is empty');
-    const parsed: unknown = JSON.parse(line);
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRowError('the line is not a JSON object');
-    let row = parsed as Record<string, unknown>;
+    const parsed = parseJsonObject(line);
+    if (parsed.row === null) throw new BadRowError(`the line is not a JSON object: ${parsed.problem}`);
+    let row = parsed.row;
     if (!row.responses_create_params || typeof row.responses_create_params !== 'object') {
       throw new BadRowError('the row has no `responses_create_params` object');
     }
@@ -96,10 +97,10 @@ export function parseRow(line: string, overrides: Record<string, unknown> | unde
 
 /** Jobs for every rollout of the input not done yet, in input order, read as they are consumed. */
 export async function* readJobs(opts: ReadJobsOptions): AsyncGenerator<RolloutJob | BadRowJob> {
-  const rl = createInterface({ input: createReadStream(opts.inputPath), crlfDelay: Infinity });
+  const lines = readLines(opts.inputPath);
   try {
     let taskIndex = -1;
-    for await (const text of rl) {
+    for await (const { text } of lines) {
       taskIndex++;
       if (opts.limit !== null && taskIndex >= opts.limit) break;
       if (opts.stopped()) break;
@@ -128,7 +129,7 @@ export async function* readJobs(opts: ReadJobsOptions): AsyncGenerator<RolloutJo
       }
     }
   } finally {
-    rl.close();
+    await lines.return(undefined);
   }
 }
 
@@ -140,23 +141,18 @@ const AGENT_REF_RE = /"agent_ref"\s*:\s*\{[^{}]*?"name"\s*:\s*"((?:[^"\\]|\\.)*)
  */
 export async function agentRefNames(path: string, limit: number | null): Promise<Set<string>> {
   const names = new Set<string>();
-  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   let n = 0;
-  try {
-    for await (const line of rl) {
-      if (limit !== null && n++ >= limit) break;
-      if (!line.includes('"agent_ref"')) continue;
-      const m = AGENT_REF_RE.exec(line);
-      if (m) {
-        try {
-          names.add(JSON.parse(`"${m[1]!}"`) as string);
-        } catch {
-          // an odd escape: the row fails on its own when it runs
-        }
+  for await (const { text: line } of readLines(path)) {
+    if (limit !== null && n++ >= limit) break;
+    if (!line.includes('"agent_ref"')) continue;
+    const m = AGENT_REF_RE.exec(line);
+    if (m) {
+      try {
+        names.add(JSON.parse(`"${m[1]!}"`) as string);
+      } catch {
+        // an odd escape: the row fails on its own when it runs
       }
     }
-  } finally {
-    rl.close();
   }
   return names;
 }

@@ -10,8 +10,8 @@
  * not a JSON object (a torn write) is reported with its file and line and its rollout recorded as
  * failed (identified by the tags left in the text, when they survived the tear).
  */
-import { createReadStream, existsSync, rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { existsSync, rmSync } from 'node:fs';
+import { readJsonl } from '../data/jsonl.js';
 import { UsageError } from '../errors.js';
 import { AtomicFile, checkInputFile, checkOutputFile, commandLock, writeFileAtomic, type FileRef } from '../files/index.js';
 import { MetricsAccumulator } from './metrics.js';
@@ -46,32 +46,6 @@ export interface MergeSummary {
 export interface MergeOptions {
   /** Take the output's lock as this command (e.g. `ng-merge-rollouts`): a second writer of the output is refused. */
   lock?: string;
-}
-
-interface Line {
-  lineNo: number;
-  text: string;
-  row: Record<string, unknown> | null;
-  /** Why the line is not a JSON object. */
-  problem?: string;
-}
-
-async function* jsonLines(path: string): AsyncGenerator<Line> {
-  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  let lineNo = 0;
-  for await (const text of rl) {
-    lineNo++;
-    if (!text.trim()) continue;
-    let row: unknown;
-    try {
-      row = JSON.parse(text);
-    } catch (err) {
-      yield { lineNo, text, row: null, problem: `not JSON (${(err as Error).message})` };
-      continue;
-    }
-    if (row !== null && typeof row === 'object' && !Array.isArray(row)) yield { lineNo, text, row: row as Record<string, unknown> };
-    else yield { lineNo, text, row: null, problem: `a JSON ${Array.isArray(row) ? 'array' : row === null ? 'null' : typeof row}, not an object` };
-  }
 }
 
 /** The collector's tags in the text of a line that could not be parsed (they are written last, so a cut loses them first). */
@@ -130,10 +104,11 @@ async function mergeChecked(inputPaths: readonly string[], outputPath: string): 
   let untagged = 0;
   try {
     for (const path of inputPaths) {
-      for await (const { lineNo, text, row, problem } of jsonLines(path)) {
+      for await (const line of readJsonl(path)) {
+        const { lineNo, text, row } = line;
         if (!row) {
           const tags = tagsInText(text);
-          torn.push({ path, line: lineNo, reason: problem!, taskIndex: tags?.t ?? null, rolloutIndex: tags?.r ?? null });
+          torn.push({ path, line: lineNo, reason: line.problem, taskIndex: tags?.t ?? null, rolloutIndex: tags?.r ?? null });
           continue;
         }
         const t = row._ng_task_index;
@@ -166,7 +141,7 @@ async function mergeChecked(inputPaths: readonly string[], outputPath: string): 
     for (const path of inputPaths) {
       const fp = sidecarPath(path, 'failures.jsonl');
       if (!existsSync(fp)) continue;
-      for await (const { row: rec } of jsonLines(fp)) {
+      for await (const { row: rec } of readJsonl(fp)) {
         const t = rec?._ng_task_index;
         const r = rec?._ng_rollout_index;
         if (!rec || typeof t !== 'number' || typeof r !== 'number') continue;

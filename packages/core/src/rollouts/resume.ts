@@ -3,9 +3,10 @@
  * which (task, rollout) pairs are already written, and the attempt history of the rollouts
  * that failed in earlier runs (they run again as new attempts).
  */
-import { appendFileSync, closeSync, createReadStream, createWriteStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { appendFileSync, closeSync, createWriteStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { basename } from 'node:path';
-import { createInterface } from 'node:readline';
+import { readJsonl } from '../data/jsonl.js';
+import { readLines } from '../data/lines.js';
 import { CollectFileError, NgError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { fileProblem } from './files.js';
@@ -102,23 +103,12 @@ export async function prepareResume(
     if (!sameRun) throw resumeMismatch(paths, previous, fingerprint);
     repairTail(paths.outputPath);
     const corrupt: { line: number; text: string; why: string }[] = [];
-    const rl = createInterface({ input: createReadStream(paths.outputPath), crlfDelay: Infinity });
-    let lineNo = 0;
-    for await (const line of rl) {
-      lineNo++;
-      if (!line.trim()) continue;
-      let row: Record<string, unknown>;
-      try {
-        const parsed: unknown = JSON.parse(line);
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          corrupt.push({ line: lineNo, text: line, why: `a JSON ${Array.isArray(parsed) ? 'array' : parsed === null ? 'null' : typeof parsed}, not an object` });
-          continue;
-        }
-        row = parsed as Record<string, unknown>;
-      } catch (err) {
-        corrupt.push({ line: lineNo, text: line, why: (err as Error).message });
+    for await (const line of readJsonl(paths.outputPath)) {
+      if (line.row === null) {
+        corrupt.push({ line: line.lineNo, text: line.text, why: line.parseError ?? line.problem });
         continue;
       }
+      const row = line.row;
       const t = row._ng_task_index;
       const r = row._ng_rollout_index;
       if (typeof t === 'number' && typeof r === 'number') {
@@ -160,12 +150,9 @@ async function setAsideCorruptLines(outputPath: string, corrupt: { line: number;
     appendFileSync(asidePath, corrupt.map((c) => `${c.text}\n`).join(''));
     const out = createWriteStream(tmpPath);
     const failed = new Promise<never>((_, reject) => out.once('error', reject));
-    const rl = createInterface({ input: createReadStream(outputPath), crlfDelay: Infinity });
-    let n = 0;
-    for await (const line of rl) {
-      n++;
-      if (skip.has(n)) continue;
-      if (!out.write(`${line}\n`)) await Promise.race([new Promise<void>((r) => out.once('drain', () => r())), failed]);
+    for await (const { lineNo, text } of readLines(outputPath)) {
+      if (skip.has(lineNo)) continue;
+      if (!out.write(`${text}\n`)) await Promise.race([new Promise<void>((r) => out.once('drain', () => r())), failed]);
     }
     await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]);
     renameSync(tmpPath, outputPath);
@@ -204,15 +191,8 @@ function resumeMismatch(paths: ResumePaths, previous: Fingerprint | null, curren
 
 /** Earlier failure records (a torn last line or a foreign line is ignored). */
 async function loadHistory(failuresPath: string, state: ResumeState): Promise<void> {
-  const rl = createInterface({ input: createReadStream(failuresPath), crlfDelay: Infinity });
-  for await (const line of rl) {
-    let rec: { _ng_task_index?: unknown; _ng_rollout_index?: unknown; history?: unknown };
-    try {
-      rec = JSON.parse(line) as typeof rec;
-    } catch {
-      continue;
-    }
-    if (rec === null || typeof rec !== 'object') continue;
+  for await (const { row: rec } of readJsonl(failuresPath)) {
+    if (rec === null) continue;
     if (typeof rec._ng_task_index !== 'number' || typeof rec._ng_rollout_index !== 'number' || !Array.isArray(rec.history)) continue;
     const key = rolloutKey(rec._ng_task_index, rec._ng_rollout_index);
     if (!state.done.has(key)) {

@@ -1,15 +1,16 @@
 /**
  * The three server kinds of NeMo Gym, on top of defineServer:
  *   resources server: POST /seed_session, POST /verify, POST /<tool> per tool;
- *   model server:     POST /v1/responses, POST /v1/chat/completions;
+ *   model server:     POST /v1/responses, POST /v1/chat/completions, POST /v1/messages (Anthropic, on the Responses handler);
  *   agent:            POST /v1/responses, POST /run.
  */
 import { z } from 'zod';
 import { ServerDefinitionError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
-import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema } from '../openai/schemas.js';
+import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema, type ResponseCreateParams } from '../openai/schemas.js';
 import { isPromiseLike } from './fast-path.js';
-import { defineServer, type Route, type ServerDefinition, type ServerDefinitionInput, type SetupContext } from './define.js';
+import { messagesRoutes, type CountTokens } from './messages-route.js';
+import { defineServer, type HandlerContext, type Route, type ServerDefinition, type ServerDefinitionInput, type SetupContext } from './define.js';
 
 export const BaseRunRequestSchema = z.object({ responses_create_params: ResponseCreateParamsSchema });
 export const BaseVerifyRequestSchema = BaseRunRequestSchema.extend({ response: ResponseSchema });
@@ -78,6 +79,8 @@ export interface ModelServerInput<CS extends z.ZodType, S> extends ServerDefinit
    * refused key at once. A server without it answers 404 there and its backend is not checked.
    */
   models?: (ctx: SetupContext<z.output<CS>> & { state: S }) => unknown;
+  /** Input tokens of a Responses request, for `POST /v1/messages/count_tokens` (without it that route answers 404). */
+  countTokens?: (params: ResponseCreateParams, ctx: HandlerContext<z.output<CS>, S>) => number | Promise<number>;
 }
 
 export function defineModelServer<CS extends z.ZodType, S = undefined>(input: ModelServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {
@@ -95,9 +98,10 @@ export function defineModelServer<CS extends z.ZodType, S = undefined>(input: Mo
         },
       }
     : input;
-  return defineServer('responses_api_models', withModels, () => [
+  return defineServer('responses_api_models', withModels, (ctx) => [
     { path: '/v1/responses', route: input.responses as AnyRoute<unknown, unknown> },
     { path: '/v1/chat/completions', route: input.chatCompletions as AnyRoute<unknown, unknown> },
+    ...messagesRoutes(input.responses as AnyRoute<unknown, unknown>, ctx.log, input.countTokens as CountTokens | undefined),
   ]);
 }
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../config/parse.js';
+import { readJsonlSync } from '../data/jsonl.js';
 import { ResponseCreateParamsSchema } from '../openai/schemas.js';
 
 export type Row = Record<string, any>;
@@ -18,10 +19,7 @@ function pathOf(p: string | URL): string {
 
 /** The JSON objects of a JSONL file (blank lines skipped). */
 export function readJsonl(path: string | URL): Row[] {
-  return readFileSync(pathOf(path), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Row);
+  return readJsonlSync(pathOf(path)) as Row[];
 }
 
 /** Rows of `<server folder>/data/<file>`; pass `new URL('..', import.meta.url)` from a test. */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY, passOnHeaders, type RetryPolicy } from '@nemo-gym/core/client';
-import { backoffDelay, retryPolicy } from '@nemo-gym/core/client';
-import { classifyRequest, isConnectFailure, parseRetryAfter, retryAfterMs, retryDecision, withRetries } from '@nemo-gym/core/internal';
+import { DEFAULT_RETRY, passOnHeaders, retryPolicy, type RetryPolicy } from '@nemo-gym/core/client';
+import { backoffDelay, classifyRequest, isConnectFailure, parseRetryAfter, retryAfterMs, retryDecision, withRetries } from '@nemo-gym/core/internal';
 
 const err = (code: string) => Object.assign(new Error(code), { code });
 const wrapped = (code: string) => new Error('fetch failed', { cause: err(code) });

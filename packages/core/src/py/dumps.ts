@@ -1,11 +1,9 @@
 /**
  * Python `json` for data files: the dump of lossless values and word counts of dumps. The lossless
  * loader itself (`pyJsonLoads`, int -> bigint, float -> number, object -> Map) is Python's
- * `json.loads` in ../py/json.ts.
+ * `json.loads` in ./json.ts.
  */
-import { pyJsonDumps, type PyValue } from '../py/json.js';
-
-export { pyJsonLoads, PyJsonDecodeError, toPlain, type PyDict, type PyValue } from '../py/index.js';
+import { pyJsonDumps, type PyValue } from './json.js';
 
 export interface PyDumpsOptions {
   /** Python's `indent`; omitted = one line with `", "` / `": "` separators. */
