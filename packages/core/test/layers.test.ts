@@ -24,6 +24,8 @@ const LAYERS: Record<string, number> = {
   config: 2,
   client: 3,
   openai: 4,
+  // Per-rollout routes, token capture and the trajectory builder: read by the server runtime.
+  capture: 4.5,
   server: 5,
   data: 5,
   rollouts: 6,
