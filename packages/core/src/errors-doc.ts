@@ -99,10 +99,6 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
         meaning: 'The output file already holds rollouts of a different run (another input file, limit, num_repeats, agent or overrides), so resuming into it would mix runs.',
         fix: 'Rerun with `+restart=true` to start over, or choose another `+output_jsonl_fpath`.',
       },
-      NG_ERR_QUEUE: {
-        meaning: 'A collection through Redis (`+queue_url`) could not use its queue: the URL is not a Redis URL (`redis://[user:password@]host[:port][/database]`), Redis did not answer within 3 s at the start, refused the password or the database number (`/99` on a server with 16 databases), stayed unreachable longer than the 120 s budget during the run, lost the run\'s data five times, or no worker took a job and no result came for `+worker_wait_s` (600 s); or `redis-server` could not be started. The message names the URL with its credentials masked.',
-        fix: 'Check that `redis-server` runs and answers at the URL (`redis-cli -u <url> ping`) and that the database exists (`CONFIG GET databases`); for a Redis that loses its data, turn on `appendonly yes` and `maxmemory-policy noeviction`; start workers (`ng-collect-worker` with the same `+queue_url` and `+queue_name`). Then run the same command again: it resumes, and nothing already written is enqueued twice.',
-      },
       NG_ERR_COLLECT_FILE: {
         meaning: 'ng-collect-rollouts cannot use one of its files: the input is missing or unreadable, the output (or its `_failures.jsonl`, `_metrics.json`, `_state.json`) is the input file, a part of the output path is a regular file, or the output cannot be written (permissions, read-only or full disk). Nothing has been written when this is reported before the run; during a run, what was written stays.',
         fix: 'The message names the path and the cause: choose another `+output_jsonl_fpath`, fix the permissions or free disk space, then run the same command again (it resumes).',

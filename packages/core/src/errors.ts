@@ -76,7 +76,6 @@ export const ERRORS = {
   NG_ERR_BAD_ROW: { message: '%s' },
   NG_ERR_BAD_RESULT: { message: 'agent `%s` answered /run with %s, not an object' },
   NG_ERR_RESUME_MISMATCH: { message: '%s' },
-  NG_ERR_QUEUE: { message: '%s' },
   NG_ERR_COLLECT_FILE: { message: '%s' },
   NG_ERR_PREFLIGHT: { message: '%s' },
   // Files every command reads and writes
@@ -343,8 +342,6 @@ export const BodyTooLargeError = createError('NG_ERR_BODY_TOO_LARGE', 'BodyTooLa
 export const PyRegexLimitError = createError('NG_ERR_PY_REGEX_LIMIT', 'PyRegexLimitError');
 /** The client of a request went away (timed out, stopped): the request's downstream calls are cancelled. */
 export const ClientGoneError = createError('NG_ERR_CLIENT_GONE', 'ClientGoneError');
-/** The Redis queue of a distributed collection could not be reached or used. */
-export const QueueError = createError('NG_ERR_QUEUE', 'QueueError');
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
 
