@@ -12,3 +12,4 @@ export { startIfMain } from './lifecycle.js';
 export { type Logger } from './logger.js';
 export { decodeSession, encodeSession } from './session.js';
 export { SessionStore, type SessionDropReason, type SessionStoreOptions } from './session-store.js';
+export { addUsage, callWithin, deadlineError, DEFAULT_MAX_STEPS, inputItems, itemType, responseProblem, runToolLoop, seedRollout, verifyAnswer, verifyRollout, type ToolLoopConfig, type ToolLoopEnd, type ToolLoopOptions, type ToolLoopResult } from './tool-loop.js';
