@@ -51,9 +51,11 @@ export const server = defineAgent({
   responses: {
     body: ResponseCreateParamsSchema,
     handler: async (body, ctx) => {
-      const { stream, ...params } = body;
-      const instructions = typeof body.metadata?.user_instructions === 'string' ? body.metadata.user_instructions : '';
+      const { stream, metadata, ...rest } = body;
+      const { user_instructions: instructions = '', ...ownMetadata } = metadata ?? {};
       if (instructions.trim() === '') throw new UserInstructionsError('/v1/responses needs the simulated user\'s instructions in `metadata.user_instructions`');
+      // The user's instructions are for the user model only: the policy never sees them.
+      const params = metadata && Object.keys(ownMetadata).length > 0 ? { ...rest, metadata: ownMetadata } : rest;
       const episode = await runEpisode(params, instructions, ctx.config, ctx.client, ctx.cookies, ctx.signal);
       ctx.setCookies({ ...episode.resourcesCookies, ...episode.modelCookies });
       return stream ? new SseReply(responseEvents(episode.response)) : episode.response;

@@ -239,6 +239,8 @@ describe('/v1/responses and the prompt', () => {
     const r = await agent.post('/v1/responses', { input: [{ role: 'assistant', content: 'Yes?' }], metadata: { user_instructions: 'Say hi.' } });
     expect(r.status, r.text).toBe(200);
     expect(r.json.output.map((o: Json) => o.role)).toEqual(['user', 'assistant', 'user']);
+    // The policy never sees the user's instructions.
+    expect(JSON.stringify(policyCalls()[0]!.body)).not.toContain('Say hi.');
     const refused = await agent.post('/v1/responses', { input: 'x' });
     expect(refused.status).toBe(422);
     expect(refused.json.code).toBe('NG_ERR_USER_INSTRUCTIONS');
