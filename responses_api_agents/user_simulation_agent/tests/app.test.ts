@@ -13,6 +13,8 @@ import { DEFAULT_USER_SYSTEM_PROMPT, flippedConversation, userSystemPrompt } fro
 type Json = Record<string, any>;
 
 let echoVerify = true;
+/** Calls of the `slow` tool waiting for the test to end. */
+const releaseSlow: (() => void)[] = [];
 const resourcesServer = defineResourcesServer({
   className: 'UserSimTestResources',
   configSchema: ResourcesServerConfigSchema,
@@ -26,6 +28,7 @@ const resourcesServer = defineResourcesServer({
   },
   tools: {
     lookup: { body: z.object({ q: z.string() }), handler: ({ q }, ctx) => (ctx.state.calls.push(`lookup:${q}`), { found: q }) },
+    slow: { body: z.object({}), handler: () => new Promise((resolve) => releaseSlow.push(() => resolve({ late: true }))) },
     transfer_to_human_agents: { body: z.object({ summary: z.string() }), handler: (_b, ctx) => (ctx.state.calls.push('transfer'), 'Transfer successful') },
   },
   verify: {
@@ -90,6 +93,7 @@ beforeAll(async () => {
   agent = await buildAgent({ end_tools: ['transfer_to_human_agents'] });
 });
 afterAll(async () => {
+  for (const release of releaseSlow) release();
   for (const a of agents) await a.close();
   await resources?.close();
   await policy?.close();
@@ -229,6 +233,21 @@ describe('the user model failing', () => {
     expect(r.json.code).toBe('NG_ERR_MODEL_TIMEOUT');
     expect(r.json.detail).toContain('model server `policy_model` gave no answer within 0.3 s');
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('deadlines of the policy\'s tools', () => {
+  it('a tool that hangs fails the rollout within tool_timeout_s (NG_ERR_TIMEOUT); the call is not resent', async () => {
+    const quick = await buildAgent({ tool_timeout_s: 0.3 });
+    userScript = inOrder(() => user, [textResponse('Go.')]);
+    policyScript = inOrder(() => policy, [modelResponse([functionCall('slow', {}, 's')])]);
+    const before = releaseSlow.length;
+    const r = await quick.post('/run', tau2Row);
+    expect(r.status).toBe(504);
+    expect(r.json.code).toBe('NG_ERR_TIMEOUT');
+    expect(r.json.detail).toContain('tool `slow` of resources server `desk` gave no answer within 0.3 s');
+    expect(releaseSlow.length - before).toBe(1);
+    expect(resources.context.state.verified).toHaveLength(0);
   });
 });
 
