@@ -286,4 +286,23 @@ describe('user_simulation_agent through ng-run and ng-collect-rollouts', () => {
     const turns = rows.map((r) => (nemoRlContiguity(r.response.output) as { turns: number }).turns);
     expect(Math.max(...turns)).toBe(3);
   });
+
+  it('ng-export +format=rl: the user\'s turns are in the loss mask\'s zeros, the policy\'s generations in its ones', async () => {
+    const { output, rows } = runs.get('scored')!;
+    const out = join(dir, 'scored.rl.jsonl');
+    const r = await runCommand('export', [`+input=${output}`, `+output=${out}`, '+format=rl']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const exported = readJsonl(out);
+    expect(exported).toHaveLength(rows.length);
+    for (const [i, e] of exported.entries()) {
+      const masked = policyVllm.tokenizer.decode((e.input_ids as number[]).filter((_t, k) => e.loss_mask[k] === 0));
+      const trained = policyVllm.tokenizer.decode((e.input_ids as number[]).filter((_t, k) => e.loss_mask[k] === 1));
+      const said = userItems(rows[i]!).map(textOf).filter((t) => !t.includes('###'));
+      expect(said.length).toBeGreaterThan(0);
+      for (const text of said) {
+        expect(masked).toContain(text);
+        expect(trained).not.toContain(text);
+      }
+    }
+  });
 });
