@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { sharedPath } from '@nemo-gym/core/config';
 import { nemoRlContiguity, startTrainerVllm, type PolicyContext, type ScriptedTurn } from '@nemo-gym/trainer-vllm';
 import { ROOT, runCommand, startStack } from './helpers/stack.js';
+import { textOf, userModelYaml, userSimulationAgentYaml } from './helpers/user-model.js';
 
 type Json = Record<string, any>;
 
@@ -28,7 +29,6 @@ const readJsonl = (p: string): Json[] =>
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l));
-const textOf = (m: Json | undefined): string => (typeof m?.content === 'string' ? m.content : Array.isArray(m?.content) ? m.content.map((p: Json) => p.text ?? '').join('') : '');
 
 describe.skipIf(missing !== null)('tau2 retail rows with a simulated user', () => {
   it('the user\'s stop scores the gold conversation 1.0; the turn limit ends it prematurely (0.0)', { timeout: 240_000 }, async () => {
@@ -54,28 +54,10 @@ describe.skipIf(missing !== null)('tau2 retail rows with a simulated user', () =
     const userVllm = await startTrainerVllm({ policy: user });
     const dir = mkdtempSync(join(tmpdir(), 'ng-usersim-tau2-'));
     const config = join(dir, 'agents.yaml');
-    const agent = (name: string, maxTurns: number) => `${name}:
-  responses_api_agents:
-    user_simulation_agent:
-      entrypoint: app.ts
-      resources_server: {type: resources_servers, name: tau2}
-      model_server: {type: responses_api_models, name: policy_model}
-      user_model_server: {type: responses_api_models, name: user_model}
-      max_turns: ${maxTurns}
-      max_steps: 30
-`;
+    const agent = (name: string, maxTurns: number) => userSimulationAgentYaml(name, 'tau2', { max_turns: maxTurns, max_steps: 30 });
     writeFileSync(
       config,
-      `user_model:
-  responses_api_models:
-    vllm_model:
-      entrypoint: app.ts
-      base_url: ${userVllm.url}
-      api_key: dummy
-      model: Qwen/Qwen3-8B
-      return_token_id_information: false
-      uses_reasoning_parser: false
-${agent('tau2_user_simulation_agent', 10)}${agent('tau2_one_turn_agent', 1)}`,
+      `${userModelYaml(userVllm.url, { tokenIds: false })}${agent('tau2_user_simulation_agent', 10)}${agent('tau2_one_turn_agent', 1)}`,
     );
     const stack = await startStack(
       [

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nemoRlContiguity, startTrainerVllm, type PolicyContext, type ScriptedTurn, type TrainerVllm } from '@nemo-gym/trainer-vllm';
 import { runCommand, startStack, type Stack } from './helpers/stack.js';
+import { textOf, userModelYaml, userSimulationAgentYaml } from './helpers/user-model.js';
 
 type Json = Record<string, any>;
 
@@ -28,7 +29,6 @@ const readJsonl = (p: string): Json[] =>
         .map((l) => JSON.parse(l))
     : [];
 
-const textOf = (m: Json): string => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p: Json) => p.text ?? '').join('') : '');
 
 /** The booking assistant: confirms, then acts on "yes"; a party of twelve goes to a human. */
 function bookingPolicy(ctx: PolicyContext): ScriptedTurn {
@@ -106,25 +106,7 @@ beforeAll(async () => {
   const config = join(dir, 'usersim.yaml');
   writeFileSync(
     config,
-    `user_model:
-  responses_api_models:
-    vllm_model:
-      entrypoint: app.ts
-      base_url: ${userVllm.url}
-      api_key: dummy
-      model: Qwen/Qwen3-8B
-      return_token_id_information: true
-      uses_reasoning_parser: true
-      max_attempts: 1
-short_user_simulation_agent:
-  responses_api_agents:
-    user_simulation_agent:
-      entrypoint: app.ts
-      resources_server: {type: resources_servers, name: table_bookings}
-      model_server: {type: responses_api_models, name: policy_model}
-      user_model_server: {type: responses_api_models, name: user_model}
-      max_turns: 2
-`,
+    userModelYaml(userVllm.url, { tokenIds: true, maxAttempts: 1 }) + userSimulationAgentYaml('short_user_simulation_agent', 'table_bookings', { max_turns: 2 }),
   );
   stack = await startStack(
     [
