@@ -8,6 +8,7 @@ export default defineConfig({
     // Exact matches: a bare package name must not also catch its subpaths.
     alias: [
       { find: /^@nemo-gym\/core$/, replacement: src('./packages/core/src/index.ts') },
+      { find: /^@nemo-gym\/core\/capture$/, replacement: src('./packages/core/src/capture/index.ts') },
       { find: /^@nemo-gym\/core\/client$/, replacement: src('./packages/core/src/client/index.ts') },
       { find: /^@nemo-gym\/core\/config$/, replacement: src('./packages/core/src/config/index.ts') },
       { find: /^@nemo-gym\/core\/data$/, replacement: src('./packages/core/src/data/index.ts') },

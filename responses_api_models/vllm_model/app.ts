@@ -15,11 +15,11 @@ export const server = defineModelServer({
   setup: (ctx) => new VLLMBackend(resolveVLLMConfig(ctx.config), ctx.log),
   responses: {
     body: ResponseCreateParamsSchema,
-    handler: (body, ctx) => (body.stream ? ctx.state.responsesStream(body, ctx.sessionId) : ctx.state.responses(body, ctx.sessionId, ctx.signal)),
+    handler: (body, ctx) => (body.stream ? ctx.state.responsesStream(body, ctx.sessionId, ctx.capture) : ctx.state.responses(body, ctx.sessionId, ctx.signal, ctx.capture)),
   },
   chatCompletions: {
     body: ChatCompletionCreateParamsSchema,
-    handler: (body, ctx) => (body.stream ? ctx.state.chatCompletionsStream(body, ctx.sessionId) : ctx.state.chatCompletions(body, ctx.sessionId, ctx.signal)),
+    handler: (body, ctx) => (body.stream ? ctx.state.chatCompletionsStream(body, ctx.sessionId, ctx.capture) : ctx.state.chatCompletions(body, ctx.sessionId, ctx.signal, false, ctx.capture)),
   },
   countTokens: (params, ctx) => ctx.state.countTokens(params, ctx.sessionId, ctx.signal),
   close: (ctx) => ctx.state.close(),

@@ -122,6 +122,23 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
     },
   },
   {
+    title: 'Per-rollout model routes and token capture',
+    codes: {
+      NG_ERR_ROLLOUT_ID: {
+        meaning: 'A rollout id was malformed: the `<id>` of a `/ng-rollout/<id>/…` model route (or the route after it is missing), or `_ng_rollout_id`, `_ng_task_index`, `_ng_rollout_index` or `_ng_attempt_index` of a run request. An id is letters, digits, dots, dashes and underscores, starting with a letter or digit, at most 200 characters; it is refused, never rewritten.',
+        fix: 'Send an id of that form (upstream\'s rule), e.g. `17-3` or `17-3-a1`; see [capture](token-capture.md).',
+      },
+      NG_ERR_CAPTURE_NOT_FOUND: {
+        meaning: 'The model server holds no capture for the rollout asked about: no model call came through `/ng-rollout/<id>/…`, or the capture was already released, expired after `rollout_capture.ttl_s`, or was evicted to stay within `rollout_capture.max_bytes` / `max_rollouts` (the message says which).',
+        fix: 'Point the agent at the per-rollout base URL; fetch the capture before the TTL; raise the limits.',
+      },
+      NG_ERR_CAPTURE_NO_TOKEN_IDS: {
+        meaning: 'A capture was asked for with `require_token_ids=true`, but a call\'s backend gave no token ids (openai_model, azure_openai_model and replay_model never do; vllm_model only with `return_token_id_information: true`). The message names the calls.',
+        fix: 'Serve the policy through vllm_model with `vllm_model_for_training.yaml`; without `require_token_ids` the trajectory is returned with `mask_sample: true` instead.',
+      },
+    },
+  },
+  {
     title: 'Worker pool',
     codes: {
       NG_ERR_POOL_CLOSED: {

@@ -82,6 +82,10 @@ export const ERRORS = {
   // Files every command reads and writes
   NG_ERR_FILE: { message: '%s' },
   NG_ERR_OUTPUT_LOCKED: { message: '%s' },
+  // Per-rollout model routes and token capture
+  NG_ERR_ROLLOUT_ID: { message: '%s', status: 400 },
+  NG_ERR_CAPTURE_NOT_FOUND: { message: '%s', status: 404 },
+  NG_ERR_CAPTURE_NO_TOKEN_IDS: { message: '%s', status: 422 },
   // Worker pool
   NG_ERR_POOL_CLOSED: { message: 'the worker pool is closed' },
   NG_ERR_POOL_TASK: { message: '%s' },
@@ -339,6 +343,13 @@ export const ClientGoneError = createError('NG_ERR_CLIENT_GONE', 'ClientGoneErro
 export const QueueError = createError('NG_ERR_QUEUE', 'QueueError');
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
+
+/** A malformed rollout id: in `/ng-rollout/<id>/…`, or `_ng_rollout_id` / the indices of a run request. */
+export const RolloutIdError = createError('NG_ERR_ROLLOUT_ID', 'RolloutIdError');
+/** No capture is held for a rollout (no call came through its route, or it was released, expired or evicted). */
+export const CaptureNotFoundError = createError('NG_ERR_CAPTURE_NOT_FOUND', 'CaptureNotFoundError');
+/** A capture was asked for token ids, but the backend of a call gave none. */
+export const CaptureNoTokenIdsError = createError('NG_ERR_CAPTURE_NO_TOKEN_IDS', 'CaptureNoTokenIdsError');
 
 /** A short, single-line description of any thrown value, for logs and error bodies (URL credentials masked). */
 export function describeError(err: unknown): string {

@@ -1,8 +1,9 @@
 /**
  * @nemo-gym/core: every public name, re-exported from its subpath (`@nemo-gym/core/server`,
- * `/client`, `/openai`, `/py`, `/data`, `/rollouts`, `/config`, `/workers`, `/errors`, `/files`; test helpers
+ * `/capture`, `/client`, `/openai`, `/py`, `/data`, `/rollouts`, `/config`, `/workers`, `/errors`, `/files`; test helpers
  * are in `/testing`). Importing the subpath loads only that part of the library.
  */
+export * from './capture/index.js';
 export * from './client/index.js';
 export * from './config/index.js';
 export * from './data/index.js';

@@ -7,6 +7,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as root from '@nemo-gym/core';
+import * as capture from '@nemo-gym/core/capture';
 import * as client from '@nemo-gym/core/client';
 import * as config from '@nemo-gym/core/config';
 import * as data from '@nemo-gym/core/data';
@@ -36,6 +37,8 @@ const LAYERS: Record<string, number> = {
   config: 2,
   client: 3,
   openai: 4,
+  // Per-rollout routes, token capture and the trajectory builder: read by the server runtime.
+  capture: 4.5,
   server: 5,
   data: 5,
   rollouts: 6,
@@ -108,7 +111,7 @@ describe('core import layering', () => {
 });
 
 const REPO = resolve(SRC, '../../..');
-const PUBLIC_SUBPATHS = ['', '/server', '/client', '/openai', '/py', '/data', '/rollouts', '/config', '/workers', '/errors', '/files', '/testing'];
+const PUBLIC_SUBPATHS = ['', '/capture', '/server', '/client', '/openai', '/py', '/data', '/rollouts', '/config', '/workers', '/errors', '/files', '/testing'];
 
 function tree(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -132,7 +135,7 @@ function filesOf(groups: string[]): [string, string][] {
 
 describe('the public API of @nemo-gym/core', () => {
   it('the root exports exactly the union of the subpaths, and nothing internal', () => {
-    const union = new Set([client, config, data, errors, filesApi, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
+    const union = new Set([capture, client, config, data, errors, filesApi, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
     expect(Object.keys(root).sort()).toEqual([...union].sort());
     expect(Object.keys(internal).filter((k) => k in root)).toEqual([]);
   });

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { createPool, type RequestClass } from '@nemo-gym/core/client';
 import { ConfigError, InternalError, HttpError } from '@nemo-gym/core/errors';
 import { ImageFetchFields, RemoteImageFetcher, type ImageFetchConfig, ChatChunkAccumulator, chatChunks, chunkEvent, ConversionError, DONE_EVENT, ResponsesEventStream, ImageLimitsFields, openBackendStream, UpstreamError, chatCompletionToResponse, listBackendModels, checkRequestImages, noteDroppedOnce, postJson, responsesToChatParams, wrapThink, type ChatCompletionCreateParams, type ImageLimits, type NeMoGymResponse, type ResponseCreateParams } from '@nemo-gym/core/openai';
+import type { CallCapture } from '@nemo-gym/core/capture';
 import { RawJson, SseReply, type SseEvent } from '@nemo-gym/core/server';
 import { EndpointPool, type Endpoint } from './endpoints.js';
 import { buildChatBody, OPENAI_ONLY_CHAT_FIELDS, type ChatBodySettings } from './request.js';
@@ -225,11 +226,11 @@ export class VLLMBackend {
   }
 
   /** Chat Completions through vLLM, with reasoning and token-id handling. */
-  async chatCompletions(params: ChatCompletionCreateParams | Json, sessionId: string, signal?: AbortSignal, imagesChecked = false): Promise<Json> {
+  async chatCompletions(params: ChatCompletionCreateParams | Json, sessionId: string, signal?: AbortSignal, imagesChecked = false, capture: CallCapture | null = null): Promise<Json> {
     if (!this.config.sequential_reasoning_allowed) {
       // The model may not be asked to go on after a turn that produced nothing (upstream's rule).
       const last = ((params as Json).messages as Json[]).at(-1);
-      if (last?.role === 'assistant' && !last.content && !(Array.isArray(last.tool_calls) && last.tool_calls.length)) return this.emptyCompletion('content_filter');
+      if (last?.role === 'assistant' && !last.content && !(Array.isArray(last.tool_calls) && last.tool_calls.length)) return this.emptyCompletion('content_filter', capture);
     }
     if (!imagesChecked) params = await this.inlineImages(params);
     const body = this.chatBody(params, imagesChecked);
@@ -239,15 +240,15 @@ export class VLLMBackend {
       try {
         completion = (await this.post(`${base}/chat/completions`, body, undefined, signal)) as Json;
       } catch (err) {
-        if (isContextLengthError(err)) return this.emptyCompletion('length');
+        if (isContextLengthError(err)) return this.emptyCompletion('length', capture);
         throw err;
       }
-      return this.finishCompletion(completion, body, base, signal);
+      return this.finishCompletion(completion, body, base, signal, capture);
     });
   }
 
   /** Reasoning into `<think>` text and, for training, the token fields on choice 0's message. */
-  private async finishCompletion(completion: Json, body: Json, base: string, signal?: AbortSignal): Promise<Json> {
+  private async finishCompletion(completion: Json, body: Json, base: string, signal?: AbortSignal, capture: CallCapture | null = null): Promise<Json> {
     const cfg = this.config;
     const choices = completion?.choices;
     if (!Array.isArray(choices) || choices.length === 0 || typeof (choices[0] as Json)?.message !== 'object') {
@@ -272,7 +273,35 @@ export class VLLMBackend {
       );
     }
     if (cfg.return_token_id_information) await this.attachTokenIds(completion, choice, body, base, signal);
+    if (capture) this.captureCall(capture, completion, choice);
     return completion;
+  }
+
+  /**
+   * The call's entry in its rollout's capture: the exact ids just read from vLLM (before the
+   * answer is streamed or converted), or, with token ids off, an entry that says why there are none.
+   * The answer then leaves the ids out unless rollout_capture.answer_token_ids is on.
+   */
+  private captureCall(capture: CallCapture, completion: Json, choice: Json): void {
+    const message = choice.message as Json;
+    if (!this.config.return_token_id_information) {
+      capture.recordWithoutIds(`model server \`${this.config.name}\` has return_token_id_information: false, so vLLM was not asked for token ids (use vllm_model_for_training.yaml)`);
+      return;
+    }
+    capture.record({
+      prompt_token_ids: message.prompt_token_ids as number[],
+      generation_token_ids: message.generation_token_ids as number[],
+      generation_log_probs: message.generation_log_probs as number[],
+      finish_reason: (choice.finish_reason as string | null | undefined) ?? null,
+      chat_message: message,
+      model: typeof completion.model === 'string' ? completion.model : null,
+    });
+    // The capture holds the ids (and the trajectory will carry them): the caller's answer goes without, unless asked.
+    if (!capture.answerTokenIds) {
+      delete message.prompt_token_ids;
+      delete message.generation_token_ids;
+      delete message.generation_log_probs;
+    }
   }
 
   /**
@@ -281,7 +310,7 @@ export class VLLMBackend {
    * as they arrive (without the token options we added), `final()` then gives the whole
    * completion as chatCompletions would have returned it. `abort()` cancels the vLLM request.
    */
-  async openChatStream(params: ChatCompletionCreateParams | Json, sessionId: string, imagesChecked = false): Promise<ChatStream> {
+  async openChatStream(params: ChatCompletionCreateParams | Json, sessionId: string, imagesChecked = false, capture: CallCapture | null = null): Promise<ChatStream> {
     if (!imagesChecked) params = await this.inlineImages(params);
     const body = this.chatBody(params, imagesChecked);
     body.stream = true;
@@ -303,7 +332,7 @@ export class VLLMBackend {
       endpoint.inFlight--;
       if (err instanceof UpstreamError && (err.kind === 'connect' || err.kind === 'timeout')) this.pool.reportFailure(endpoint);
       if (isContextLengthError(err)) {
-        const empty = this.emptyCompletion('length');
+        const empty = this.emptyCompletion('length', capture);
         return { chunks: (async function* () {})(), final: async () => empty, abort: () => {} };
       }
       throw err;
@@ -332,7 +361,7 @@ export class VLLMBackend {
     })();
     return {
       chunks,
-      final: () => (result ??= this.finishCompletion(acc.completion(), body, base, abort.signal)),
+      final: () => (result ??= this.finishCompletion(acc.completion(), body, base, abort.signal, capture)),
       abort: () => abort.abort(),
     };
   }
@@ -372,8 +401,12 @@ export class VLLMBackend {
     delete completion.prompt_token_ids;
   }
 
-  /** Stand-in completion when the prompt no longer fits the context: one empty message. */
-  private emptyCompletion(finishReason: string): Json {
+  /**
+   * Stand-in completion when the prompt no longer fits the context: one empty message (captured as
+   * a call that generated nothing, which the trajectory builder leaves out of the chain).
+   */
+  private emptyCompletion(finishReason: string, capture: CallCapture | null = null): Json {
+    capture?.record({ prompt_token_ids: [], generation_token_ids: [], generation_log_probs: [], finish_reason: finishReason, model: this.config.model });
     return {
       id: 'chtcmpl-123',
       object: 'chat.completion',
@@ -388,9 +421,9 @@ export class VLLMBackend {
    * finish chunk is held back until the stream ends so that, for training, the token fields can
    * ride on its delta. Usage is sent when the client asked for it (stream_options.include_usage).
    */
-  async chatCompletionsStream(params: ChatCompletionCreateParams | Json, sessionId: string): Promise<SseReply> {
+  async chatCompletionsStream(params: ChatCompletionCreateParams | Json, sessionId: string, capture: CallCapture | null = null): Promise<SseReply> {
     const includeUsage = ((params as Json).stream_options as Json | null | undefined)?.include_usage === true;
-    const stream = await this.openChatStream(params, sessionId);
+    const stream = await this.openChatStream(params, sessionId, false, capture);
     const withTokens = this.config.return_token_id_information;
     async function* events(): AsyncGenerator<SseEvent> {
       const held: Json[] = [];
@@ -423,7 +456,7 @@ export class VLLMBackend {
    * generation is done. The final items are those of the non-streaming answer (token fields
    * included).
    */
-  async responsesStream(params: ResponseCreateParams, sessionId: string): Promise<SseReply> {
+  async responsesStream(params: ResponseCreateParams, sessionId: string, capture: CallCapture | null = null): Promise<SseReply> {
     params = await this.inlineImages(params);
     const cfg = this.config;
     const opts = { returnTokenIdInformation: cfg.return_token_id_information, onDropped: this.noteDropped };
@@ -435,7 +468,7 @@ export class VLLMBackend {
       if (err instanceof ConversionError) throw new HttpError(400, err.message);
       throw err;
     }
-    const stream = await this.openChatStream(chatParams, sessionId, true);
+    const stream = await this.openChatStream(chatParams, sessionId, true, capture);
     const p = params as Json;
     const writer = new ResponsesEventStream({
       object: 'response',
@@ -492,7 +525,7 @@ export class VLLMBackend {
   }
 
   /** Responses API on top of chatCompletions. */
-  async responses(params: ResponseCreateParams, sessionId: string, signal?: AbortSignal): Promise<NeMoGymResponse> {
+  async responses(params: ResponseCreateParams, sessionId: string, signal?: AbortSignal, capture: CallCapture | null = null): Promise<NeMoGymResponse> {
     params = await this.inlineImages(params);
     const opts = { returnTokenIdInformation: this.config.return_token_id_information, onDropped: this.noteDropped };
     checkRequestImages(params as Json, this.config);
@@ -503,7 +536,7 @@ export class VLLMBackend {
       if (err instanceof ConversionError) throw new HttpError(400, err.message);
       throw err;
     }
-    const completion = await this.chatCompletions(chatParams, sessionId, signal, true);
+    const completion = await this.chatCompletions(chatParams, sessionId, signal, true, capture);
     return chatCompletionToResponse({ ...params, model: this.config.model }, completion, { ...opts, model: this.config.model });
   }
 }

@@ -295,6 +295,8 @@ async function sectionExtras(want: (...letters: string[]) => boolean): Promise<v
     ['H. workbench verify at 256 concurrent requests (example rows)', 'resources_servers/workbench/dist/bench.js', ['--concurrency', '256', '--requests', '3000', '--seconds', '20']],
     ['M. mini_swe_agent: 16 concurrent episodes against concurrency 4 (live sandboxes)', 'responses_api_agents/mini_swe_agent/dist/bench.js', ['--episodes', '16', '--concurrency', '4']],
     ['N. vllm_model, one 64-turn rollout with token ids: bytes to vLLM and CPU per call by token_id_forwarding mode', 'responses_api_models/vllm_model/dist/bench-turns.js', ['--turns', '64', '--rounds', '4']],
+    ['P. token capture + trajectory assembly per model call (vllm_model, 8-call harness rollouts) beside the same calls without capture', 'responses_api_models/vllm_model/dist/bench-capture.js', ['--rounds', '5']],
+    ['Q. harness_agent: 256 concurrent harness rollouts, a stub command making 8 model calls each (leaked processes and folders)', 'responses_api_agents/harness_agent/dist/bench.js', ['--rollouts', '256', '--calls', '8', '--concurrency', '256']],
   ];
   for (const [title, script, args] of runs) {
     if (!want(title[0]!)) continue;
@@ -321,8 +323,8 @@ function sectionList(config: ConfigDict): Set<string> | null {
   const v = config.sections;
   if (v === undefined || v === null) return null;
   const letters = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim().toUpperCase()).filter(Boolean);
-  const bad = letters.filter((l) => !/^[A-O]$/.test(l));
-  if (bad.length) throw new UsageError(`+sections takes section letters A-O (e.g. +sections=[J,K]), got ${bad.map((b) => JSON.stringify(b)).join(', ')}.`);
+  const bad = letters.filter((l) => !/^[A-Q]$/.test(l));
+  if (bad.length) throw new UsageError(`+sections takes section letters A-Q (e.g. +sections=[J,K]), got ${bad.map((b) => JSON.stringify(b)).join(', ')}.`);
   return new Set(letters);
 }
 
@@ -342,7 +344,7 @@ export const benchCommand: CommandSpec = {
     { name: 'queue_rollouts', type: 'int', description: 'rollouts per round in section J, Redis queue vs local collector (default 20000: a round of about a second, so start-up and drain weigh little; 0 skips)' },
     { name: 'fleet_inflight', type: 'int', description: 'requests held in flight in section K, one client routing to 64 stub replicas (default 16000; 0 skips)' },
     { name: 'python_rollouts', type: 'int', description: 'rollouts per round in section O, the Python package\'s run_examples vs ng-collect-rollouts at concurrency 512 (default 10000; 0 skips)' },
-    { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-O; D-F, H, M and N are the per-component extras; default all)' },
+    { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-Q; D-F, H, M, N, P and Q are the per-component extras; default all)' },
     { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F, H, M and N: vllm_model overhead, instruction_following verify, math-verify, workbench verify, mini_swe_agent, vllm_model over 64 turns (default true)' },
   ],
   main: async (config) => {
@@ -356,7 +358,7 @@ export const benchCommand: CommandSpec = {
     if (want('B') && inflight > 0) await sectionInFlight(inflight, num(config, 'inflight_delay_ms', 2000));
     const rows = num(config, 'collector_rows', 0);
     if (want('C') && rows > 0) await sectionCollector(rows);
-    if (want('D', 'E', 'F', 'H', 'M', 'N') && config.extras !== false) await sectionExtras(want);
+    if (want('D', 'E', 'F', 'H', 'M', 'N', 'P', 'Q') && config.extras !== false) await sectionExtras(want);
     if (want('G') && num(config, 'comp_coding_verifies', 640) > 0) await sectionCompCoding(num(config, 'comp_coding_verifies', 640), 64);
     if (want('I') && num(config, 'replicas_seconds', 10) > 0) await sectionReplicas(num(config, 'replicas_seconds', 10));
     if (want('J') && num(config, 'queue_rollouts', 20000) > 0) await sectionQueue(num(config, 'queue_rollouts', 20000), 256, 0);

@@ -1,5 +1,6 @@
 /** Config schemas every server's own schema extends: where it listens and what it refers to. */
 import { z } from 'zod';
+import { RolloutCaptureSettingsSchema } from '../capture/store.js';
 import { DomainSchema, ModelServerRefSchema, ResourcesServerRefSchema } from '../config/instances.js';
 
 export const BaseServerConfigSchema = z
@@ -11,7 +12,8 @@ export const BaseServerConfigSchema = z
   })
   .loose();
 export const ResourcesServerConfigSchema = BaseServerConfigSchema.extend({ domain: DomainSchema });
-export const ModelServerConfigSchema = BaseServerConfigSchema;
+/** `rollout_capture`: limits of the per-rollout token capture (capture/store.ts). */
+export const ModelServerConfigSchema = BaseServerConfigSchema.extend({ rollout_capture: RolloutCaptureSettingsSchema.optional() });
 export const AgentServerConfigSchema = BaseServerConfigSchema.extend({
   resources_server: ResourcesServerRefSchema.optional(),
   model_server: ModelServerRefSchema.optional(),

@@ -6,6 +6,9 @@
 import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { CallCapture, rolloutMarkOf } from '../capture/recorder.js';
+import { mountCaptureRoutes } from '../capture/routes.js';
+import { CaptureStore, RolloutCaptureSettingsSchema } from '../capture/store.js';
 import { ServerClient } from '../client/client.js';
 import type { ConfigDict } from '../config/merge.js';
 import { compiled } from '../compiled-schema.js';
@@ -58,6 +61,14 @@ export interface HandlerContext<C, S> extends SetupContext<C> {
    * signal })`, backend requests) so that work nobody waits for is cancelled. Made on first use.
    */
   readonly signal: AbortSignal;
+  /** Model servers: the rollout id of a call made through `/ng-rollout/<id>/…` (null otherwise). */
+  readonly rolloutId?: string | null;
+  /**
+   * Model servers: this call's token capture (a call through `/ng-rollout/<id>/…` with capture on;
+   * null otherwise). A backend that reads exact token ids calls `capture.record(...)` there, before
+   * streaming or converting; a call that ends without it is recorded as one without ids.
+   */
+  readonly capture?: CallCapture | null;
 }
 
 export interface Route<C, S, B extends z.ZodType = z.ZodType> {
@@ -102,6 +113,8 @@ type AnyRoute = Route<unknown, unknown, z.ZodType>;
 class RequestContext implements HandlerContext<unknown, unknown> {
   readonly sessionId: string;
   readonly cookies: Record<string, string>;
+  rolloutId: string | null = null;
+  capture: CallCapture | null = null;
   #signal: AbortSignal | undefined = undefined;
   constructor(
     readonly config: unknown,
@@ -134,6 +147,16 @@ function toAnswer(out: unknown): RawJson | SseReply {
 interface InternalRoute {
   path: string;
   route: AnyRoute;
+}
+
+/** The same event stream, telling the call's capture when it ended (not when it failed or the client left). */
+function finishingSse(reply: SseReply, capture: CallCapture): SseReply {
+  const source = reply.events;
+  async function* events() {
+    for await (const e of source) yield e;
+    capture.finish(true);
+  }
+  return new SseReply(events(), reply.onClose, reply.status);
 }
 
 /** Keys ng-run itself puts into, or reads from, any instance's block. */
@@ -185,6 +208,11 @@ export function defineServer<CS extends z.ZodType, S>(
     const fullCtx = { ...setupCtx, state };
     const cookieName = `${input.className}___${config.name}`;
     const sessions = sessionCookies(cookieName);
+    // Model servers serve their routes per rollout too, and keep that rollout's calls (capture/).
+    const isModel = kind === 'responses_api_models';
+    const captureSettings = isModel ? RolloutCaptureSettingsSchema.parse((config as { rollout_capture?: unknown }).rollout_capture ?? {}) : null;
+    const captureStore = captureSettings ? new CaptureStore(captureSettings, config.name) : null;
+    const noIdsReason = `model server \`${config.name}\` (${input.className}) gave no token ids for this call: its backend does not return them`;
 
     /** Requests being executed now (GET /ng_status reports it; ng-status and replica routing read it). */
     let inFlight = 0;
@@ -200,6 +228,15 @@ export function defineServer<CS extends z.ZodType, S>(
       const result = compiled(r.body).safeParse(raw);
       if (!result.success) throw new HttpError(422, raw !== body ? emptyBodyDetail() : zodIssuesToDetail(result.error.issues, body));
       const ctx = new RequestContext(config, client, globalConfig, log, state, session, cookieName, res);
+      const mark = isModel ? rolloutMarkOf(res?.req) : undefined;
+      let capture: CallCapture | null = null;
+      if (mark !== undefined) {
+        ctx.rolloutId = mark.rolloutId;
+        if (captureSettings!.enabled) {
+          const bytes = mark.bodyBytes >= 0 ? mark.bodyBytes : Number(res!.req.headers['content-length'] ?? 0) || 0;
+          capture = ctx.capture = new CallCapture(captureStore!, mark.rolloutId, routePaths.get(r) ?? '', raw, bytes, noIdsReason);
+        }
+      }
       inFlight++;
       let out: unknown;
       try {
@@ -210,14 +247,21 @@ export function defineServer<CS extends z.ZodType, S>(
       }
       if (isPromiseLike(out)) {
         return Promise.resolve(out).then(
-          (v: unknown) => settled(toAnswer(v), res),
+          (v: unknown) => settled(captured(toAnswer(v), capture), res),
           (err: unknown) => {
             inFlight--;
             throw err;
           },
         );
       }
-      return settled(toAnswer(out), res);
+      return settled(captured(toAnswer(out), capture), res);
+    };
+    /** A call's answer, with its capture finished (an event stream finishes it at its end). */
+    const captured = (answer: RawJson | SseReply, capture: CallCapture | null): RawJson | SseReply => {
+      if (capture === null) return answer;
+      if (answer instanceof SseReply) return finishingSse(answer, capture);
+      capture.finish(answer.status < 400);
+      return answer;
     };
     /** The request stops counting when its answer is made, or, for an event stream, when the stream ends. */
     const settled = (answer: RawJson | SseReply, res: ServerResponse | undefined): RawJson | SseReply => {
@@ -228,7 +272,11 @@ export function defineServer<CS extends z.ZodType, S>(
     const failure = (err: unknown, method: string, url: string): RawJson => errorAnswer(err, log, method, url);
 
     const routes = new Map<string, AnyRoute>();
-    for (const { path, route: r } of routesFor(fullCtx)) routes.set(path, r);
+    const routePaths = new Map<AnyRoute, string>();
+    for (const { path, route: r } of routesFor(fullCtx)) {
+      routes.set(path, r);
+      routePaths.set(r, path);
+    }
     let closing = false;
 
     const app = Fastify({
@@ -238,7 +286,7 @@ export function defineServer<CS extends z.ZodType, S>(
       connectionTimeout: 0,
       return503OnClosing: true,
       serverFactory: (fastifyHandler) =>
-        createFastPathServer({ routes, sessions, execute, failure, closing: () => closing, onAnswer: { all: log.requestsAll, log: log.request } }, fastifyHandler),
+        createFastPathServer({ routes, sessions, execute, failure, closing: () => closing, onAnswer: { all: log.requestsAll, log: log.request }, rolloutRoutes: isModel }, fastifyHandler),
     });
     // Requests Fastify answers (GET /, custom routes, 404s): the same request lines as the fast path.
     app.addHook('onResponse', (request, reply, done) => {
@@ -298,6 +346,7 @@ export function defineServer<CS extends z.ZodType, S>(
       });
     }
     if (input.routes) await input.routes(app, fullCtx);
+    if (captureStore) mountCaptureRoutes(app, captureStore, config.name);
     // MCP tool calls answer with one JSON result, never an event stream.
     const executeJson = async (r: AnyRoute, body: unknown, session: Session): Promise<RawJson> => {
       const out = await execute(r, body, session);

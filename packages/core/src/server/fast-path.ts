@@ -5,7 +5,9 @@
  * Fastify. Both paths run the same `execute` and answer the same bytes.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { errorMessage } from '../errors.js';
+import { markRollout, rolloutMarkOf } from '../capture/recorder.js';
+import { parseRolloutPath, ROLLOUT_PATH_PREFIX } from '../capture/rollout-id.js';
+import { errorMessage, RolloutIdError } from '../errors.js';
 import { errorBody } from '../http/error-body.js';
 import { parseJsonBody } from '../http/json-body.js';
 import type { RawJson } from '../http/raw-json.js';
@@ -57,7 +59,14 @@ export interface FastPathOptions<R> {
    * with the time since the request arrived. A successful answer costs one comparison here.
    */
   onAnswer?: { all: boolean; log: (method: string, url: string, status: number, ms: number) => void };
+  /**
+   * Serve every route also under `/ng-rollout/<rollout_id>/` (model servers): the prefix is taken
+   * off before routing and the id is marked on the request (rolloutMarkOf); a malformed id answers 400.
+   */
+  rolloutRoutes?: boolean;
 }
+
+const ROLLOUT_URL_START = `/${ROLLOUT_PATH_PREFIX}/`;
 
 /** The three request headers the fast path reads, as node:http would fold them into `req.headers`. */
 interface FastHeaders {
@@ -100,7 +109,7 @@ export function isPromiseLike<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
  * and hands every other request to `fallback`.
  */
 export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  const { routes, sessions, execute, failure, closing, onAnswer } = opts;
+  const { routes, sessions, execute, failure, closing, onAnswer, rolloutRoutes } = opts;
   const all = onAnswer?.all === true;
   // Arrival times for failure lines come from a clock an unref'd timer refreshes every 10 ms, so a
   // request that succeeds pays a variable read, not a clock call (durations are then ±10 ms;
@@ -176,6 +185,8 @@ export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req
     });
     req.on('end', () => {
       if (res.headersSent) return;
+      const mark = rolloutMarkOf(req);
+      if (mark) mark.bodyBytes = size;
       const text = chunks !== null ? Buffer.concat(chunks).toString('utf8') : first !== null ? (first as Buffer).toString('utf8') : '';
       // The request's bytes are not needed past here (the listener above outlives the request).
       first = null;
@@ -185,6 +196,17 @@ export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req
   };
 
   const server = createServer((req, res) => {
+    if (rolloutRoutes && req.url !== undefined && req.url.startsWith(ROLLOUT_URL_START)) {
+      const m = parseRolloutPath(req.url);
+      if (m !== null && 'problem' in m) {
+        sendJson(res, failure(new RolloutIdError(m.problem), req.method ?? 'GET', req.url), []);
+        return;
+      }
+      if (m !== null) {
+        req.url = m.rest;
+        markRollout(req, m.rolloutId);
+      }
+    }
     if (req.method === 'POST') {
       const r = routes.get(req.url ?? '');
       if (r !== undefined && !closing()) {
