@@ -10,7 +10,7 @@ import { fullCreateParamsDump, ResponseCreateParamsSchema, responseEvents } from
 import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, seedRollout, SseReply, startIfMain, verifyAnswer, verifyRollout } from '@nemo-gym/core/server';
 import { runEpisode } from './src/episode.js';
 import { UserInstructionsError } from './src/errors.js';
-import { DEFAULT_STOP_SIGNALS, DEFAULT_USER_SYSTEM_PROMPT } from './src/prompt.js';
+import { DEFAULT_STOP_SIGNALS, DEFAULT_USER_SYSTEM_PROMPT, promptSignals, rowUserPrompt, userSystemPrompt } from './src/prompt.js';
 
 const seconds = z.number().positive();
 
@@ -18,7 +18,7 @@ export const UserSimulationAgentConfigSchema = AgentServerConfigSchema.extend({
   resources_server: ResourcesServerRefSchema,
   model_server: ModelServerRefSchema,
   user_model_server: ModelServerRefSchema,
-  /** The user model's system prompt; `{instructions}` is the row's, `{stop}` `{transfer}` `{out_of_scope}` the signals. */
+  /** The user model's system prompt; `{instructions}` is the row's, `{stop}` `{transfer}` `{out_of_scope}` the signals. A row's own `user_system_prompt` wins. */
   user_system_prompt: z.string().min(1).default(DEFAULT_USER_SYSTEM_PROMPT),
   /** Parameters added to every user-model request (temperature, max_output_tokens, model, …). */
   user_responses_create_params: z.record(z.string(), z.unknown()).default({}),
@@ -36,15 +36,6 @@ export const UserSimulationAgentConfigSchema = AgentServerConfigSchema.extend({
 });
 export type UserSimulationAgentConfig = z.output<typeof UserSimulationAgentConfigSchema>;
 
-/** The user's instructions from a row: `user_instructions` text, else `user_scenario` (text, or an object given as JSON). */
-export function instructionsOf(row: Record<string, unknown>): string | null {
-  if (typeof row.user_instructions === 'string' && row.user_instructions.trim() !== '') return row.user_instructions;
-  const scenario = row.user_scenario;
-  if (typeof scenario === 'string' && scenario.trim() !== '') return scenario;
-  if (scenario !== null && typeof scenario === 'object') return JSON.stringify(scenario, null, 2);
-  return null;
-}
-
 export const server = defineAgent({
   className: 'UserSimulationAgent',
   configSchema: UserSimulationAgentConfigSchema,
@@ -56,7 +47,8 @@ export const server = defineAgent({
       if (instructions.trim() === '') throw new UserInstructionsError('/v1/responses needs the simulated user\'s instructions in `metadata.user_instructions`');
       // The user's instructions are for the user model only: the policy never sees them.
       const params = metadata && Object.keys(ownMetadata).length > 0 ? { ...rest, metadata: ownMetadata } : rest;
-      const episode = await runEpisode(params, instructions, ctx.config, ctx.client, ctx.cookies, ctx.signal);
+      const prompt = userSystemPrompt(ctx.config.user_system_prompt, instructions, promptSignals(ctx.config.stop_signals));
+      const episode = await runEpisode(params, prompt, ctx.config, ctx.client, ctx.cookies, ctx.signal);
       ctx.setCookies({ ...episode.resourcesCookies, ...episode.modelCookies });
       return stream ? new SseReply(responseEvents(episode.response)) : episode.response;
     },
@@ -65,14 +57,14 @@ export const server = defineAgent({
     body: BaseRunRequestSchema.loose(),
     handler: async (body, ctx) => {
       const { name: resources } = ctx.config.resources_server;
-      const instructions = instructionsOf(body);
-      if (instructions === null) throw new UserInstructionsError('the row gives the simulated user no instructions: add `user_instructions` (text) or `user_scenario`');
+      const prompt = rowUserPrompt(body, ctx.config.user_system_prompt, ctx.config.stop_signals);
+      if (prompt === null) throw new UserInstructionsError('the row gives the simulated user no instructions: add `user_instructions` (text), `user_scenario` or `user_system_prompt`');
       const row = { ...body, responses_create_params: fullCreateParamsDump(body.responses_create_params) };
       const rowText = JSON.stringify(row);
       const signal = ctx.signal;
       const cookies = await seedRollout(ctx.client, resources, rowText, ctx.cookies, signal);
       const { stream: _stream, ...params } = body.responses_create_params;
-      const episode = await runEpisode(params, instructions, ctx.config, ctx.client, cookies, signal);
+      const episode = await runEpisode(params, prompt, ctx.config, ctx.client, cookies, signal);
       // tau2's evaluator reads `termination_reason`; the conversation's counts ride along.
       const added = { termination_reason: episode.termination_reason, user_simulation: episode.stats };
       const verify = await verifyRollout(ctx.client, resources, row, rowText, episode.response, episode.resourcesCookies, signal, added);

@@ -14,14 +14,13 @@ import { NgError } from '@nemo-gym/core/errors';
 import { fullResponseDump, outputText, type ResponseCreateParams } from '@nemo-gym/core/openai';
 import { addUsage, callWithin, inputItems, itemType, runToolLoop, type ToolLoopConfig } from '@nemo-gym/core/server';
 import { UserModelFailedError, UserModelTimeoutError } from './errors.js';
-import { flippedConversation, userSystemPrompt } from './prompt.js';
+import { flippedConversation } from './prompt.js';
 
 type Json = Record<string, unknown>;
 type Cookies = Record<string, string>;
 
 export interface EpisodeConfig extends ToolLoopConfig {
   user_model_server: { name: string };
-  user_system_prompt: string;
   user_responses_create_params: Json;
   stop_signals: string[];
   end_tools: string[];
@@ -70,11 +69,6 @@ export function stopSignalIn(text: string, signals: readonly string[]): string |
   return null;
 }
 
-/** The placeholders of the default prompt name the first three signals (tau2's order: stop, transfer, out of scope). */
-function promptSignals(signals: readonly string[]) {
-  return { stop: signals[0] ?? '', transfer: signals[1] ?? signals[0] ?? '', outOfScope: signals[2] ?? signals[0] ?? '' };
-}
-
 /** One call to the user model: its text, or a coded failure (never a reward). */
 async function askUser(client: ServerClient, config: EpisodeConfig, systemPrompt: string, conversation: readonly unknown[], cookies: Cookies, signal: AbortSignal | undefined): Promise<{ text: string; usage: unknown; cookies: Cookies }> {
   const name = config.user_model_server.name;
@@ -109,10 +103,10 @@ async function askUser(client: ServerClient, config: EpisodeConfig, systemPrompt
   return { text, usage: (response as Json).usage, cookies: { ...cookies, ...res.cookies } };
 }
 
-export async function runEpisode(params: ResponseCreateParams, instructions: string, config: EpisodeConfig, client: ServerClient, incomingCookies: Cookies, signal?: AbortSignal): Promise<EpisodeResult> {
+/** `systemPrompt`: the user model's system prompt, instructions included (see prompt.ts). */
+export async function runEpisode(params: ResponseCreateParams, systemPrompt: string, config: EpisodeConfig, client: ServerClient, incomingCookies: Cookies, signal?: AbortSignal): Promise<EpisodeResult> {
   const input = inputItems(params);
   const items: Json[] = [];
-  const systemPrompt = userSystemPrompt(config.user_system_prompt, instructions, promptSignals(config.stop_signals));
   const endTools = new Set(config.end_tools);
   const stats: EpisodeStats = { stop_signal: null, end_tool: null, user_turns: 0, policy_turns: 0, policy_model_calls: 0, user_model_calls: 0, user_usage: null };
   let resourcesCookies: Cookies = { ...incomingCookies };

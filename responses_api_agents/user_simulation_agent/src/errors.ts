@@ -18,8 +18,8 @@ export const USER_SIMULATION_ERRORS = registerErrorCodes('responses_api_agents/u
   NG_ERR_USER_INSTRUCTIONS: {
     message: '%s',
     status: 422,
-    meaning: 'user_simulation_agent: the row gives the simulated user no instructions (no `user_instructions` string and no `user_scenario`), or `/v1/responses` was called without `metadata.user_instructions`.',
-    fix: 'Add `user_instructions` (text) or `user_scenario` (an object, given to the user model as JSON) to each row, as tau2 rows carry.',
+    meaning: 'user_simulation_agent: the row gives the simulated user no instructions (no `user_instructions` string, no `user_scenario` and no `user_system_prompt`), or `/v1/responses` was called without `metadata.user_instructions`.',
+    fix: 'Add `user_instructions` (text), `user_scenario` (an object, given to the user model as JSON) or a whole `user_system_prompt` to each row, as tau2 rows carry.',
   },
 });
 

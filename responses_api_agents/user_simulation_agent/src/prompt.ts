@@ -40,6 +40,31 @@ export function userSystemPrompt(template: string, instructions: string, signals
 
 type Json = Record<string, unknown>;
 
+/** The user's instructions from a row: `user_instructions` text, else `user_scenario` (text, or an object given as JSON). */
+export function instructionsOf(row: Json): string | null {
+  if (typeof row.user_instructions === 'string' && row.user_instructions.trim() !== '') return row.user_instructions;
+  const scenario = row.user_scenario;
+  if (typeof scenario === 'string' && scenario.trim() !== '') return scenario;
+  if (scenario !== null && typeof scenario === 'object') return JSON.stringify(scenario, null, 2);
+  return null;
+}
+
+/** The placeholders of a prompt template name the first three signals (tau2's order: stop, transfer, out of scope). */
+export function promptSignals(signals: readonly string[]): PromptSignals {
+  return { stop: signals[0] ?? '', transfer: signals[1] ?? signals[0] ?? '', outOfScope: signals[2] ?? signals[0] ?? '' };
+}
+
+/**
+ * The user model's system prompt for a row: the row's own `user_system_prompt` as it is (tau2 rows
+ * prepared with tau2's guidelines carry its whole simulator prompt), else `template` filled with
+ * the row's instructions; null when the row gives neither.
+ */
+export function rowUserPrompt(row: Json, template: string, signals: readonly string[]): string | null {
+  if (typeof row.user_system_prompt === 'string' && row.user_system_prompt.trim() !== '') return row.user_system_prompt;
+  const instructions = instructionsOf(row);
+  return instructions === null ? null : userSystemPrompt(template, instructions, promptSignals(signals));
+}
+
 /** The text of a message item: a string content, or its text parts joined. */
 export function messageText(item: Json): string {
   const content = item.content;

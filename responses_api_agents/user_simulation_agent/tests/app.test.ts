@@ -7,8 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BaseVerifyRequestSchema, defineResourcesServer, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 import { functionCall, globalConfigFor, modelResponse, startStubServer, startTestServer, textResponse, type StubAnswer, type StubRequest, type StubServer, type TestServer } from '@nemo-gym/core/testing';
-import { instructionsOf, server as agentServer } from '../app.js';
-import { DEFAULT_USER_SYSTEM_PROMPT, flippedConversation, userSystemPrompt } from '../src/prompt.js';
+import { server as agentServer } from '../app.js';
+import { DEFAULT_USER_SYSTEM_PROMPT, flippedConversation, instructionsOf, userSystemPrompt } from '../src/prompt.js';
 
 type Json = Record<string, any>;
 
@@ -151,6 +151,14 @@ describe('/run: a tau2-shaped row', () => {
     expect(instructionsOf(row)).toBe(JSON.stringify(tau2Row.user_scenario, null, 2));
     expect(instructionsOf({ user_scenario: 'plain text' })).toBe('plain text');
     expect(instructionsOf({ user_instructions: '  ' })).toBeNull();
+  });
+
+  it('a row\'s own user_system_prompt (tau2\'s whole simulator prompt) is used as it is', async () => {
+    userScript = inOrder(() => user, [textResponse('###STOP###')]);
+    const own = 'tau2 guidelines {instructions} stay as written\n\n<scenario>\nInstructions: refund\n</scenario>';
+    const r = await agent.post('/run', { ...tau2Row, user_system_prompt: own });
+    expect(r.status, r.text).toBe(200);
+    expect(userCalls()[0]!.body.input[0]).toEqual({ role: 'system', content: own });
   });
 
   it('a row without instructions is refused before anything runs (NG_ERR_USER_INSTRUCTIONS)', async () => {
