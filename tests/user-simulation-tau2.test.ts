@@ -21,6 +21,7 @@ const DATA_DIR = sharedPath('tau2', 'retail');
 const TAU2 = 'resources_servers/tau2/configs/tau2.yaml';
 const EXAMPLE = join(ROOT, 'resources_servers/tau2/data/example.jsonl');
 const MODEL = 'responses_api_models/vllm_model/configs/vllm_model_for_training.yaml';
+const AGENT = 'responses_api_agents/user_simulation_agent/configs/tau2_user_simulation_agent.yaml';
 const missing = !existsSync(join(ROOT, TAU2)) ? `${TAU2} is absent` : !existsSync(join(DATA_DIR, 'db.json')) ? `${DATA_DIR} is absent` : null;
 if (missing) console.log(`tau2 simulated-user test skipped: ${missing}`);
 
@@ -54,14 +55,15 @@ describe.skipIf(missing !== null)('tau2 retail rows with a simulated user', () =
     const userVllm = await startTrainerVllm({ policy: user });
     const dir = mkdtempSync(join(tmpdir(), 'ng-usersim-tau2-'));
     const config = join(dir, 'agents.yaml');
-    const agent = (name: string, maxTurns: number) => userSimulationAgentYaml(name, 'tau2', { max_turns: maxTurns, max_steps: 30 });
     writeFileSync(
       config,
-      `${userModelYaml(userVllm.url, { tokenIds: false })}${agent('tau2_user_simulation_agent', 10)}${agent('tau2_one_turn_agent', 1)}`,
+      // The shipped agent config with a second model for the user, and an agent limited to one user turn.
+      userModelYaml(userVllm.url, { tokenIds: false }) + userSimulationAgentYaml('tau2_one_turn_agent', 'tau2', { max_turns: 1, max_steps: 30 }),
     );
     const stack = await startStack(
       [
-        `+config_paths=[${MODEL},${TAU2},${config}]`,
+        `+config_paths=[${MODEL},${TAU2},${AGENT},${config}]`,
+        '++tau2_user_simulation_agent.responses_api_agents.user_simulation_agent.user_model_server.name=user_model',
         `+policy_base_url=${policyVllm.url}`,
         '+policy_api_key=dummy',
         '+policy_model_name=Qwen/Qwen3-8B',
