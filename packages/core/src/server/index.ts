@@ -13,3 +13,4 @@ export { type Logger } from './logger.js';
 export { decodeSession, encodeSession } from './session.js';
 export { SessionStore, type SessionDropReason, type SessionStoreOptions } from './session-store.js';
 export { EnvResetRequestSchema, EnvResetResponseSchema, EnvStepRequestSchema, EnvStepResponseSchema, GymnasiumServerConfigSchema, STEP_KEY_FIELD, toolOutput, type Episode, type EnvResetResponse, type EnvStepResponse, type GymnasiumEnv, type ResetResult, type StepResult } from './gymnasium.js';
+export { callWithin, deadlineError, DEFAULT_MAX_STEPS, inputItems, itemType, responseProblem, runToolLoop, seedRollout, verifyAnswer, verifyRollout, type ToolLoopConfig, type ToolLoopEnd, type ToolLoopOptions, type ToolLoopResult } from './tool-loop.js';
