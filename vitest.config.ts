@@ -1,32 +1,33 @@
 import { defineConfig } from 'vitest/config';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
+
+/**
+ * Tests run on the sources: each subpath a workspace library exports (its package.json `exports`,
+ * the one list of them) is aliased to the TypeScript file named by its `types` condition.
+ * Exact matches: a bare package name must not also catch its subpaths.
+ */
+function sourceAliases(): { find: RegExp; replacement: string }[] {
+  const aliases: { find: RegExp; replacement: string }[] = [];
+  for (const dir of readdirSync(packagesDir)) {
+    const manifestPath = join(packagesDir, dir, 'package.json');
+    if (!existsSync(manifestPath)) continue;
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string; exports?: Record<string, { types?: string }> };
+    for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
+      if (target.types === undefined) continue;
+      const specifier = manifest.name + subpath.slice(1);
+      aliases.push({ find: new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`), replacement: join(packagesDir, dir, target.types) });
+    }
+  }
+  return aliases;
+}
 
 export default defineConfig({
   resolve: {
-    // Exact matches: a bare package name must not also catch its subpaths.
-    alias: [
-      { find: /^@nemo-gym\/core$/, replacement: src('./packages/core/src/index.ts') },
-      { find: /^@nemo-gym\/core\/capture$/, replacement: src('./packages/core/src/capture/index.ts') },
-      { find: /^@nemo-gym\/core\/client$/, replacement: src('./packages/core/src/client/index.ts') },
-      { find: /^@nemo-gym\/core\/config$/, replacement: src('./packages/core/src/config/index.ts') },
-      { find: /^@nemo-gym\/core\/data$/, replacement: src('./packages/core/src/data/index.ts') },
-      { find: /^@nemo-gym\/core\/errors$/, replacement: src('./packages/core/src/errors.ts') },
-      { find: /^@nemo-gym\/core\/files$/, replacement: src('./packages/core/src/files/index.ts') },
-      { find: /^@nemo-gym\/core\/internal$/, replacement: src('./packages/core/src/internal/index.ts') },
-      { find: /^@nemo-gym\/core\/openai$/, replacement: src('./packages/core/src/openai/index.ts') },
-      { find: /^@nemo-gym\/core\/py$/, replacement: src('./packages/core/src/py/index.ts') },
-      { find: /^@nemo-gym\/core\/rollouts$/, replacement: src('./packages/core/src/rollouts/index.ts') },
-      { find: /^@nemo-gym\/core\/server$/, replacement: src('./packages/core/src/server/index.ts') },
-      { find: /^@nemo-gym\/core\/testing$/, replacement: src('./packages/core/src/testing/index.ts') },
-      { find: /^@nemo-gym\/core\/workers$/, replacement: src('./packages/core/src/workers/index.ts') },
-      { find: /^@nemo-gym\/math-verify$/, replacement: src('./packages/math-verify/src/index.ts') },
-      { find: /^@nemo-gym\/viewer$/, replacement: src('./packages/viewer/src/index.ts') },
-      { find: /^@nemo-gym\/sandbox$/, replacement: src('./packages/sandbox/src/index.ts') },
-      { find: /^@nemo-gym\/bridge$/, replacement: src('./packages/bridge/src/index.ts') },
-      { find: /^@nemo-gym\/trainer-vllm$/, replacement: src('./packages/trainer-vllm/src/index.ts') },
-    ],
+    alias: sourceAliases(),
   },
   test: {
     include: [

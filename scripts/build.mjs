@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Transpiles every workspace package's TypeScript into <package>/dist/, keeping the
 // folder structure (<pkg>/src/x.ts -> <pkg>/dist/src/x.js, <pkg>/app.ts -> <pkg>/dist/app.js).
+// Code for browsers sits in <pkg>/src/browser/: each file there is bundled with what it imports
+// into one script, <pkg>/dist/src/browser/<name>.js, for a server of the package to send.
 // Type checking is separate (`pnpm typecheck`); this step only has to be fast.
 import { build } from 'esbuild';
 import { readdirSync, existsSync, rmSync, statSync } from 'node:fs';
-import { join, relative, dirname } from 'node:path';
+import { join, relative, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,11 +37,30 @@ for (const group of groups) {
   for (const pkg of readdirSync(groupDir)) {
     const pkgDir = join(groupDir, pkg);
     if (!existsSync(join(pkgDir, 'package.json'))) continue;
-    const entryPoints = collect(pkgDir, []);
-    if (entryPoints.length === 0) continue;
+    const browserDir = join(pkgDir, 'src', 'browser');
+    const all = collect(pkgDir, []);
+    const entryPoints = all.filter((f) => !f.startsWith(browserDir + sep));
+    const browserEntries = all.filter((f) => dirname(f) === browserDir);
+    if (all.length === 0) continue;
     const outdir = join(pkgDir, 'dist');
     rmSync(outdir, { recursive: true, force: true });
-    files += entryPoints.length;
+    files += all.length;
+    if (browserEntries.length > 0) {
+      jobs.push(
+        build({
+          entryPoints: browserEntries,
+          outdir: join(outdir, 'src', 'browser'),
+          bundle: true,
+          platform: 'browser',
+          format: 'iife',
+          target: 'es2020',
+          logLevel: 'warning',
+        }).catch((err) => {
+          console.error(`browser bundle failed in ${relative(root, pkgDir)}`);
+          throw err;
+        }),
+      );
+    }
     jobs.push(
       build({
         entryPoints,

@@ -15,17 +15,17 @@ function flag(name) {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : undefined;
 }
-let rollouts;
+let launcher;
 try {
-  rollouts = await import(pathToFileURL(join(root, 'packages/core/dist/src/rollouts/index.js')).href);
+  launcher = await import(pathToFileURL(join(root, 'packages/queue/dist/src/redis-server.js')).href);
 } catch (err) {
-  console.error(`local-redis: cannot load the built core package (${err.message}); run \`pnpm build\` first.`);
+  console.error(`local-redis: cannot load the built queue package (${err.message}); run \`pnpm build\` first.`);
   process.exit(1);
 }
 const port = flag('port') === undefined ? undefined : Number(flag('port'));
 let redis;
 try {
-  redis = await rollouts.startRedisServer({ port, dir: flag('dir') });
+  redis = await launcher.startRedisServer({ port, dir: flag('dir') });
 } catch (err) {
   console.error(`local-redis: ${err.message}`);
   process.exit(1);

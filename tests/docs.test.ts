@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outputMatches, parseDocBlocks, type DocBlock } from './helpers/doc-blocks.js';
 import { findOpenPort } from '@nemo-gym/core/config';
-import { findRedisServer } from '@nemo-gym/core/rollouts';
+import { findRedisServer } from '@nemo-gym/queue/redis-server';
 import { requireBuild, ROOT } from './helpers/stack.js';
 
 const DOCS = join(ROOT, 'docs');

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerClient } from '@nemo-gym/core/client';
 import { findOpenPort } from '@nemo-gym/core/config';
-import { collectRollouts, collectViaQueue, findRedisServer, runWorker, startRedisServer, type LocalRedis } from '@nemo-gym/core/rollouts';
+import { collectRollouts } from '@nemo-gym/core/rollouts';
+import { collectViaQueue, runWorker } from '@nemo-gym/queue';
+import { findRedisServer, startRedisServer, type LocalRedis } from '@nemo-gym/queue/redis-server';
 import { startHeadServer } from '@nemo-gym/core/server';
 import { BIN, ROOT, requireBuild } from './helpers/stack.js';
 

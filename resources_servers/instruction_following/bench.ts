@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { sharedPath } from '@nemo-gym/core/config';
 import { textResponse } from '@nemo-gym/core/openai';
-import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/core/testing';
+import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/bench';
 import { server } from './app.js';
 
 const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();

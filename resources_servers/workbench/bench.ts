@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { readJsonlSync } from '@nemo-gym/core/data';
 import { sharedPath } from '@nemo-gym/core/config';
-import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/core/testing';
+import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/bench';
 import { server } from './app.js';
 
 const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();

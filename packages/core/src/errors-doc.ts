@@ -99,10 +99,6 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
         meaning: 'The output file already holds rollouts of a different run (another input file, limit, num_repeats, agent or overrides), so resuming into it would mix runs.',
         fix: 'Rerun with `+restart=true` to start over, or choose another `+output_jsonl_fpath`.',
       },
-      NG_ERR_QUEUE: {
-        meaning: 'A collection through Redis (`+queue_url`) could not use its queue: the URL is not a Redis URL (`redis://[user:password@]host[:port][/database]`), Redis did not answer within 3 s at the start, refused the password or the database number (`/99` on a server with 16 databases), stayed unreachable longer than the 120 s budget during the run, lost the run\'s data five times, or no worker took a job and no result came for `+worker_wait_s` (600 s); or `redis-server` could not be started. The message names the URL with its credentials masked.',
-        fix: 'Check that `redis-server` runs and answers at the URL (`redis-cli -u <url> ping`) and that the database exists (`CONFIG GET databases`); for a Redis that loses its data, turn on `appendonly yes` and `maxmemory-policy noeviction`; start workers (`ng-collect-worker` with the same `+queue_url` and `+queue_name`). Then run the same command again: it resumes, and nothing already written is enqueued twice.',
-      },
       NG_ERR_COLLECT_FILE: {
         meaning: 'ng-collect-rollouts cannot use one of its files: the input is missing or unreadable, the output (or its `_failures.jsonl`, `_metrics.json`, `_state.json`) is the input file, a part of the output path is a regular file, or the output cannot be written (permissions, read-only or full disk). Nothing has been written when this is reported before the run; during a run, what was written stays.',
         fix: 'The message names the path and the cause: choose another `+output_jsonl_fpath`, fix the permissions or free disk space, then run the same command again (it resumes).',
@@ -231,6 +227,23 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
       NG_ERR_CLIENT_GONE: {
         meaning: 'The client of a request closed its connection before the answer was ready (it timed out, or the collection was stopped). The server cancelled the calls it had made for that request (other servers, the model backend); the answer (499) reaches no one and is not logged as an error.',
         fix: 'Nothing to fix on the server. If callers time out too early, raise their timeout (`http_headers_timeout_s` for servers and the collector).',
+      },
+    },
+  },
+  {
+    title: 'Gymnasium environments',
+    codes: {
+      NG_ERR_ENV_RESET_FAILED: {
+        meaning: 'A Gymnasium-style resources server\'s `reset` threw while starting an episode (`POST /reset`). The message names the server class and the error. `gymnasium_agent` answers `/run` with this code and the collector records the rollout as a failure, never as reward 0.',
+        fix: 'Read the message and the resources server\'s log: usually the row lacks a field `reset` reads (a seed, a board), or the environment\'s own set-up failed.',
+      },
+      NG_ERR_ENV_STEP_FAILED: {
+        meaning: 'A Gymnasium-style resources server\'s `step` threw while applying the model\'s action (`POST /step`). The episode is left as it was before the step; `gymnasium_agent` answers `/run` with this code and the rollout is recorded as a failure.',
+        fix: 'Read the message and the resources server\'s log. An action the model got wrong (an illegal move, an unparsable answer) should be answered by `step` itself (a penalty, an observation saying why), not thrown.',
+      },
+      NG_ERR_ENV_NO_EPISODE: {
+        meaning: '`POST /step` came for a session that has no open episode: `/reset` was not called on it, the episode ended (terminated or truncated) and a new step came with another step key, or it was closed with `/close`.',
+        fix: 'Call `/reset` first with the same session cookie (`gymnasium_agent` does); start a new episode with a new `/reset` after one ends.',
       },
     },
   },

@@ -76,7 +76,6 @@ export const ERRORS = {
   NG_ERR_BAD_ROW: { message: '%s' },
   NG_ERR_BAD_RESULT: { message: 'agent `%s` answered /run with %s, not an object' },
   NG_ERR_RESUME_MISMATCH: { message: '%s' },
-  NG_ERR_QUEUE: { message: '%s' },
   NG_ERR_COLLECT_FILE: { message: '%s' },
   NG_ERR_PREFLIGHT: { message: '%s' },
   // Files every command reads and writes
@@ -109,6 +108,10 @@ export const ERRORS = {
   NG_ERR_BODY_TOO_LARGE: { message: 'the request body is larger than the limit of %s bytes; send less data per request', status: 413 },
   NG_ERR_PY_REGEX_LIMIT: { message: '%s', status: 422 },
   NG_ERR_CLIENT_GONE: { message: 'the client closed the connection before the answer was ready; the work for it was cancelled', status: 499 },
+  // Gymnasium environments (reset/step)
+  NG_ERR_ENV_RESET_FAILED: { message: '%s', status: 500 },
+  NG_ERR_ENV_STEP_FAILED: { message: '%s', status: 500 },
+  NG_ERR_ENV_NO_EPISODE: { message: '%s', status: 409 },
   // A bug
   NG_ERR_INTERNAL: { message: 'internal error: %s' },
 } as const satisfies Record<NgCode, ErrorDefinition>;
@@ -339,8 +342,6 @@ export const BodyTooLargeError = createError('NG_ERR_BODY_TOO_LARGE', 'BodyTooLa
 export const PyRegexLimitError = createError('NG_ERR_PY_REGEX_LIMIT', 'PyRegexLimitError');
 /** The client of a request went away (timed out, stopped): the request's downstream calls are cancelled. */
 export const ClientGoneError = createError('NG_ERR_CLIENT_GONE', 'ClientGoneError');
-/** The Redis queue of a distributed collection could not be reached or used. */
-export const QueueError = createError('NG_ERR_QUEUE', 'QueueError');
 /** An invariant of the code itself did not hold: a bug to report, not a problem of the input. */
 export const InternalError = createError('NG_ERR_INTERNAL', 'InternalError');
 

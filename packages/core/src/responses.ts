@@ -36,3 +36,21 @@ export function modelResponse(output: unknown[], fields: Json = {}): Json {
 export function textResponse(text: string, fields: Json = {}): Json {
   return modelResponse([messageItem(text)], fields);
 }
+
+/**
+ * Usage summed over the model calls of one rollout (upstream's `accumulate_response_usage`):
+ * input, output and total tokens; `total` null before the first call.
+ */
+export function addUsage(total: Json | null, usage: unknown): Json | null {
+  if (!usage || typeof usage !== 'object') return total;
+  const u = usage as Record<string, unknown>;
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const base = total ?? { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+  return {
+    input_tokens: n(base.input_tokens) + n(u.input_tokens),
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: n(base.output_tokens) + n(u.output_tokens),
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: n(base.total_tokens) + n(u.total_tokens),
+  };
+}

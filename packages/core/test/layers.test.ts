@@ -6,19 +6,6 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import * as root from '@nemo-gym/core';
-import * as capture from '@nemo-gym/core/capture';
-import * as client from '@nemo-gym/core/client';
-import * as config from '@nemo-gym/core/config';
-import * as data from '@nemo-gym/core/data';
-import * as errors from '@nemo-gym/core/errors';
-import * as filesApi from '@nemo-gym/core/files';
-import * as openai from '@nemo-gym/core/openai';
-import * as py from '@nemo-gym/core/py';
-import * as rollouts from '@nemo-gym/core/rollouts';
-import * as server from '@nemo-gym/core/server';
-import * as workers from '@nemo-gym/core/workers';
-import * as internal from '@nemo-gym/core/internal';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 
@@ -111,7 +98,9 @@ describe('core import layering', () => {
 });
 
 const REPO = resolve(SRC, '../../..');
-const PUBLIC_SUBPATHS = ['', '/capture', '/server', '/client', '/openai', '/py', '/data', '/rollouts', '/config', '/workers', '/errors', '/files', '/testing'];
+/** The subpaths of the core, as its package.json `exports` lists them (the one list; `/internal` is not public). */
+const SUBPATHS = Object.keys((JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports).map((k) => k.slice(1));
+const PUBLIC_SUBPATHS = SUBPATHS.filter((s) => s !== '/internal');
 
 function tree(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -134,10 +123,13 @@ function filesOf(groups: string[]): [string, string][] {
 }
 
 describe('the public API of @nemo-gym/core', () => {
-  it('the root exports exactly the union of the subpaths, and nothing internal', () => {
-    const union = new Set([capture, client, config, data, errors, filesApi, openai, py, rollouts, server, workers].flatMap((m) => Object.keys(m)));
+  it('the root exports exactly the union of the subpaths (test helpers aside), and nothing internal', async () => {
+    const load = (subpath: string) => import(`@nemo-gym/core${subpath}`) as Promise<Record<string, unknown>>;
+    const root = await load('');
+    const parts = await Promise.all(PUBLIC_SUBPATHS.filter((s) => s !== '' && s !== '/testing').map(load));
+    const union = new Set(parts.flatMap((m) => Object.keys(m)));
     expect(Object.keys(root).sort()).toEqual([...union].sort());
-    expect(Object.keys(internal).filter((k) => k in root)).toEqual([]);
+    expect(Object.keys(await load('/internal')).filter((k) => k in root)).toEqual([]);
   });
 
   it('code outside the core imports only public paths (internal only from the core\'s own tests)', () => {
@@ -167,6 +159,50 @@ describe('the public API of @nemo-gym/core', () => {
           continue;
         }
         if (manifest.dependencies && '@nemo-gym/trainer-vllm' in manifest.dependencies) bad.push(`${group}/${pkg}/package.json: dependencies`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});
+
+describe('the Redis queue (@nemo-gym/queue) stays out of the core and the servers', () => {
+  it('no core source imports ioredis or the queue, and the core does not depend on them', () => {
+    const bad = tree(SRC)
+      .filter((file) => /from '(ioredis|@nemo-gym\/queue[^']*)'|import\('(ioredis|@nemo-gym\/queue)/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(REPO, file));
+    const manifest = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(bad).toEqual([]);
+    expect(Object.keys(manifest.dependencies ?? {}).filter((d) => d === 'ioredis' || d === '@nemo-gym/queue')).toEqual([]);
+  });
+
+  it('no server (resources, model, agent) depends on ioredis or the queue', () => {
+    const bad: string[] = [];
+    for (const group of ['resources_servers', 'responses_api_models', 'responses_api_agents']) {
+      for (const pkg of readdirSync(join(REPO, group))) {
+        const path = join(REPO, group, pkg, 'package.json');
+        if (!existsSync(path)) continue;
+        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> };
+        for (const dep of ['ioredis', '@nemo-gym/queue']) if (manifest.dependencies && dep in manifest.dependencies) bad.push(`${group}/${pkg}: ${dep}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});
+
+describe('benchmark tooling (@nemo-gym/bench)', () => {
+  it('is imported by benchmarks and tests only, and is no package\'s runtime dependency', () => {
+    const bad: string[] = [];
+    const groups = ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents'];
+    for (const [file, rel] of filesOf(groups)) {
+      if (rel.startsWith('packages/bench/') || /(^|\/)(tests?|bench)\/|(^|\/)bench\.ts$/.test(rel)) continue;
+      if (/from '@nemo-gym\/bench'|import\('@nemo-gym\/bench'\)/.test(readFileSync(file, 'utf8'))) bad.push(rel);
+    }
+    for (const group of groups) {
+      for (const pkg of readdirSync(join(REPO, group))) {
+        const path = join(REPO, group, pkg, 'package.json');
+        if (!existsSync(path)) continue;
+        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> };
+        if (manifest.dependencies && '@nemo-gym/bench' in manifest.dependencies) bad.push(`${group}/${pkg}/package.json: dependencies`);
       }
     }
     expect(bad).toEqual([]);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compiledPath } from '@nemo-gym/core/internal';
+import { compiledPath } from '@nemo-gym/core/workers';
 import { WorkerPool } from '@nemo-gym/core/workers';
 
 const pkg = mkdtempSync(join(tmpdir(), 'ng-worker-module-'));

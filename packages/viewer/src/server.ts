@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { basename, resolve } from 'node:path';
 import { NgError } from '@nemo-gym/core/errors';
 import { VIEWER_ERRORS } from './errors.js';
-import { APP_CSS, APP_JS, INDEX_HTML } from './page.js';
+import { APP_CSS, appJs, INDEX_HTML } from './page.js';
 import { sidecarPath } from '@nemo-gym/core/rollouts';
 import { createParamsNote, RolloutIndex, type RowSummary } from './rollout-index.js';
 import {
@@ -215,6 +215,8 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 7860;
   const log = options.log ?? (() => {});
+  const script = appJs();
+  if (script === null) throw new ViewerError('the page script is not built (packages/viewer/dist/src/browser/app.js is missing); run `pnpm build` first');
   const fileA = await load('a', options.jsonlPath, 'jsonl_fpath', log);
   let fileB: Loaded | null = null;
   try {
@@ -368,7 +370,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       const url = new URL(req.url ?? '/', 'http://viewer.local');
       const p = url.pathname;
       if (p === '/' || p === '/index.html') return send(res, 200, 'text/html; charset=utf-8', INDEX_HTML);
-      if (p === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', APP_JS);
+      if (p === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', script);
       if (p === '/app.css') return send(res, 200, 'text/css; charset=utf-8', APP_CSS);
       if (p === '/favicon.ico') {
         res.writeHead(204, SECURITY_HEADERS);

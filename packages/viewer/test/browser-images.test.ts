@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodePng, pngDataUrl } from '@nemo-gym/core/data';
+import { encodePng, pngDataUrl } from '../../../resources_servers/vision_shapes/src/png.js';
 import { startViewer, type ViewerHandle } from '../src/index.js';
 import { haveChromium, launchChromium, type Browser } from './chromium.js';
 

@@ -40,6 +40,16 @@ describe('viewer API', () => {
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
   });
 
+  it('serves the page script as one bundled browser script (no module syntax left to load)', async () => {
+    const script = await get('/app.js');
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(typeof script.body).toBe('string');
+    expect(script.body).toMatch(/^"use strict";\n\(\(\) => \{/);
+    expect(script.body).not.toMatch(/^\s*(import|export)\s/m);
+    expect(script.body).toContain("document.addEventListener(\"DOMContentLoaded\"");
+  });
+
   it('summarises rows, invalid rows and the reward distribution', async () => {
     const { body } = await get('/api/summary');
     expect(body.rows).toBe(12);

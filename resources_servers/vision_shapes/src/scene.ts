@@ -3,7 +3,8 @@
  * three colours on a white 128x128 canvas, one shape per cell of a 4x4 grid so that none
  * overlap. A scene is fully determined by its seed, so rows can be regenerated and checked.
  */
-import { encodePng, mulberry32, pngDataUrl } from '@nemo-gym/core/data';
+import { mulberry32 } from '@nemo-gym/core/data';
+import { encodePng, pngDataUrl } from './png.js';
 
 export const SIZE = 128;
 const CELL = 32;

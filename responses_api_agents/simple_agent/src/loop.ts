@@ -4,7 +4,7 @@
  */
 import { hopFailure, viaHop, type ServerClient } from '@nemo-gym/core/client';
 import { HttpError } from '@nemo-gym/core/errors';
-import { fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
+import { addUsage, fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
 import { pyJsonDumps } from '@nemo-gym/core/py';
 
 export const DEFAULT_MAX_STEPS = 100;
@@ -23,20 +23,6 @@ export interface LoopResult {
   response: Json;
   resourcesCookies: Cookies;
   modelCookies: Cookies;
-}
-
-function addUsage(total: Json | null, usage: unknown): Json | null {
-  if (!usage || typeof usage !== 'object') return total;
-  const u = usage as Record<string, unknown>;
-  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
-  const base = total ?? { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
-  return {
-    input_tokens: n(base.input_tokens) + n(u.input_tokens),
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: n(base.output_tokens) + n(u.output_tokens),
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: n(base.total_tokens) + n(u.total_tokens),
-  };
 }
 
 /** What makes a model answer unusable for the loop (null when it is usable). */

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { encodePng, pngDataUrl } from '@nemo-gym/core/data';
+import { encodePng, pngDataUrl } from '../../../resources_servers/vision_shapes/src/png.js';
 import { server } from '../app.js';
 import { HttpStub, type StubHandler } from '../../vllm_model/tests/stub.js';
 

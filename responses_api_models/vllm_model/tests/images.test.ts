@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodePng, pngDataUrl } from '@nemo-gym/core/data';
+import { encodePng, pngDataUrl } from '../../../resources_servers/vision_shapes/src/png.js';
 import { serveVllmModel } from './serve.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];

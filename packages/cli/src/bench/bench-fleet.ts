@@ -24,7 +24,9 @@ import { createInterface } from 'node:readline';
 import { ServerClient } from '@nemo-gym/core/client';
 import { textResponse } from '@nemo-gym/core/openai';
 import { findOpenPort, parseGlobalConfig, sharedPath, type ConfigDict } from '@nemo-gym/core/config';
-import { collectRollouts, collectViaQueue, findRedisServer, runWorker, startRedisServer } from '@nemo-gym/core/rollouts';
+import { collectRollouts } from '@nemo-gym/core/rollouts';
+import { collectViaQueue, runWorker } from '@nemo-gym/queue';
+import { findRedisServer, startRedisServer } from '@nemo-gym/queue/redis-server';
 import { ServerFleet } from '../commands/run.js';
 
 const SHARED_NOTE = 'the machine may be shared with other work: compare the ratio, not the absolute rates';

@@ -10,7 +10,8 @@ import { constants } from 'node:os';
 import { ServerClient } from '@nemo-gym/core/client';
 import { headServerOf, isDict, type ConfigDict } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
-import { collectViaQueue, parseQueueUrl, parseShard, runWorker, type CollectSummary, type Progress } from '@nemo-gym/core/rollouts';
+import { parseShard, type CollectSummary, type Progress } from '@nemo-gym/core/rollouts';
+import { collectViaQueue, parseQueueUrl, runWorker } from '@nemo-gym/queue';
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
 import { USAGE_EXIT_CODE, type CommandSpec, type FlagSpec } from '../runtime.js';
 

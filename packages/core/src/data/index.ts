@@ -7,4 +7,3 @@ export { jsonlProblem, parseJsonl, parseJsonObject, readJsonl, readJsonlSync, ty
 export { pyDumps } from '../py/dumps.js';
 export { mulberry32 } from './random.js';
 export { checkCreateParams, checkRow, sampleMetrics, type RowCheck, type RowProblem } from './validate.js';
-export { encodePng, PNG_SIGNATURE, pngDataUrl } from './png.js';

@@ -3,7 +3,7 @@
  * and tools. Not a stable API: names here may change or move without notice.
  */
 export { sharedPool } from '../client/agent.js';
-export { requestFailure, type RequestFailure } from '../client/client.js';
+export { type RequestFailure } from '../client/client.js';
 export { dispatchRequest, splitUrl, type CollectedResponse, type DispatchOptions, type ResponseHeaders } from '../client/dispatch.js';
 export { backoffDelay, classifyRequest, errorCode, isConnectFailure, isRetryableTransportError, NO_RETRY, NOT_PROCESSED_STATUSES, parseRetryAfter, retryAfterMs, retryDecision, withRetries, type AttemptOutcome, type AttemptState, type RetryDecision, type RetryInfo, type RetryResult } from '../client/retry.js';
 export { asServerRef, checkInstance, GitlabIdentifierSchema, HuggingFaceIdentifierSchema, isAlmostServer, LICENSES, type InstanceCheck, type InstanceIssue } from '../config/instances.js';
@@ -18,11 +18,10 @@ export { countDumpWords, type PyDumpsOptions } from '../py/dumps.js';
 export { TDigest } from '../data/tdigest.js';
 export { createParamsDump } from '../data/validate.js';
 export { fromOpenAIClientError, statusError, transportError } from '../openai/upstream.js';
-export { MetricsAccumulator, passAtKUnbiased } from '../rollouts/metrics.js';
+export { passAtKUnbiased } from '../rollouts/metrics.js';
 export { defineServer } from '../server/define.js';
 export { errorAnswer, jsonInvalid, zodIssuesToDetail } from '../server/errors.js';
 export { fullVerifyDump } from '../server/kinds.js';
 export { startServer, type BuiltApp } from '../server/lifecycle.js';
 export { makeLogger } from '../server/logger.js';
 export { formatSetCookie, newSessionId, SESSION_MAX_AGE_S, sessionCookies, type Session, type SessionCookies } from '../server/session.js';
-export { compiledPath } from '../workers/pool.js';

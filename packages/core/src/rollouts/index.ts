@@ -3,9 +3,12 @@ export { collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, typ
 export { classifyAnswer, classifyFailure, FAILURE_LABELS, type FailureClass } from './failures.js';
 export { preflight, type PreflightOptions, type PreflightReport } from './preflight.js';
 export { sidecarPath, type AttemptRecord, type FailureRecord } from './sink.js';
-export { collectViaQueue, type QueueCollectOptions } from './queue/collect.js';
-export { runWorker, type WorkerOptions, type WorkerSummary } from './queue/worker.js';
 export { mergeRollouts, parseShard, type MergeOptions, type MergeSummary, type TornLine } from './merge.js';
-export { findRedisServer, startRedisServer, type LocalRedis } from './queue/redis-server.js';
-export { parseQueueUrl, shownUrl as shownQueueUrl } from './queue/queue.js';
 export { checkCollectPaths } from './files.js';
+// The engine's parts a collector outside the core builds on (the Redis queue, @nemo-gym/queue).
+export { delivery, finishCollection } from './collect.js';
+export { FailureTracker } from './failures.js';
+export { agentRefNames, countLines, readJobs, shardSize } from './input.js';
+export { MetricsAccumulator, metricsDigest } from './metrics.js';
+export { fingerprintOf, prepareResume, rolloutKey } from './resume.js';
+export { RolloutSink, taggedLine } from './sink.js';

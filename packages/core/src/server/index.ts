@@ -12,3 +12,4 @@ export { startIfMain } from './lifecycle.js';
 export { type Logger } from './logger.js';
 export { decodeSession, encodeSession } from './session.js';
 export { SessionStore, type SessionDropReason, type SessionStoreOptions } from './session-store.js';
+export { EnvResetRequestSchema, EnvResetResponseSchema, EnvStepRequestSchema, EnvStepResponseSchema, GymnasiumServerConfigSchema, STEP_KEY_FIELD, toolOutput, type Episode, type EnvResetResponse, type EnvStepResponse, type GymnasiumEnv, type ResetResult, type StepResult } from './gymnasium.js';

@@ -1,6 +1,7 @@
 /**
  * The three server kinds of NeMo Gym, on top of defineServer:
- *   resources server: POST /seed_session, POST /verify, POST /<tool> per tool;
+ *   resources server: POST /seed_session, POST /verify, POST /<tool> per tool
+ *                     (+ POST /reset, /step, /close for a Gymnasium-style environment, see gymnasium.ts);
  *   model server:     POST /v1/responses, POST /v1/chat/completions, POST /v1/messages (Anthropic, on the Responses handler);
  *   agent:            POST /v1/responses, POST /run.
  */
@@ -9,6 +10,7 @@ import { ServerDefinitionError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema, type ResponseCreateParams } from '../openai/schemas.js';
 import { isPromiseLike } from './fast-path.js';
+import { gymnasiumRoutes, noVerifyRoute, type GymnasiumEnv } from './gymnasium.js';
 import { messagesRoutes, type CountTokens } from './messages-route.js';
 import { defineServer, type HandlerContext, type Route, type ServerDefinition, type ServerDefinitionInput, type SetupContext } from './define.js';
 
@@ -39,12 +41,16 @@ export function fullVerifyDump(out: unknown): unknown {
 export interface ResourcesServerInput<CS extends z.ZodType, S> extends ServerDefinitionInput<CS, S> {
   tools?: Record<string, AnyRoute<z.output<CS>, S>>;
   seedSession?: AnyRoute<z.output<CS>, S>;
-  verify: AnyRoute<z.output<CS>, S>;
+  /** Required unless the server is a Gymnasium-style environment (`gymnasium`), which scores in /step. */
+  verify?: AnyRoute<z.output<CS>, S>;
+  /** A Gymnasium-style environment: adds POST /reset, /step and /close (see gymnasium.ts). */
+  gymnasium?: GymnasiumEnv<z.output<CS>, S, unknown>;
 }
 
 export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input: ResourcesServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {
-  return defineServer('resources_servers', input, () => {
-    const verify = input.verify;
+  if (!input.verify && !input.gymnasium) throw new ServerDefinitionError(`${input.className}: a resources server needs \`verify\` (or \`gymnasium\`, whose /step scores)`);
+  return defineServer('resources_servers', input, (ctx) => {
+    const verify = input.verify ?? (noVerifyRoute(input.className) as AnyRoute<z.output<CS>, S>);
     const routes = [
       {
         path: '/seed_session',
@@ -64,8 +70,10 @@ export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input
     ];
     for (const [name, tool] of Object.entries(input.tools ?? {})) {
       if (name === 'seed_session' || name === 'verify') throw new ServerDefinitionError(`${input.className}: a tool cannot be named ${name} (that route is built in); rename the tool`);
+      if (input.gymnasium && (name === 'reset' || name === 'step' || name === 'close')) throw new ServerDefinitionError(`${input.className}: a tool cannot be named ${name} on a Gymnasium-style server (that route is built in); rename the tool`);
       routes.push({ path: `/${name}`, route: tool as AnyRoute<unknown, unknown> });
     }
+    if (input.gymnasium) routes.push(...(gymnasiumRoutes(input.className, input.gymnasium, ctx) as typeof routes));
     return routes;
   });
 }

@@ -2,4 +2,3 @@ export { startTestServer, useTestServer, type Posted, type PostOptions, type Tes
 export { functionCall, messageItem, modelResponse, textResponse } from '../responses.js';
 export { checkExampleData, exampleRows, inputKey, readJsonl, recordedRollouts, type Row } from './data.js';
 export { globalConfigFor, startStubServer, type StubAnswer, type StubHandler, type StubRequest, type StubServer } from './stub.js';
-export { listenOnLoopback, loadReport, parseLoadArgs, percentile, runPostLoad, type LoadArgs, type LoadOptions, type LoadResult } from './bench-load.js';

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse as
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPool, createPooledFetch, ServerClient, type RetryPolicy } from '@nemo-gym/core/client';
 import { ServerUnreachableError, TimeoutError } from '@nemo-gym/core/errors';
-import { dispatchRequest, requestFailure } from '@nemo-gym/core/internal';
+import { requestFailure } from '@nemo-gym/core/client';
+import { dispatchRequest } from '@nemo-gym/core/internal';
 
 type Handler = (req: IncomingMessage, res: NodeResponse, body: string) => void;
 

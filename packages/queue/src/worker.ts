@@ -11,13 +11,10 @@
  */
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { BadResultError, NgError, QueueError, ServerResponseError, describeError } from '../../errors.js';
-import { requestFailure, type ServerClient } from '../../client/client.js';
-import { nextRetryDelay, retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
-import { delivery } from '../collect.js';
-import { classifyFailure } from '../failures.js';
-import { metricsDigest } from '../metrics.js';
-import { taggedLine } from '../sink.js';
+import { BadResultError, NgError, ServerResponseError, describeError } from '@nemo-gym/core/errors';
+import { QueueError } from './errors.js';
+import { nextRetryDelay, requestFailure, retryPolicy, sleep, type RetryPolicy, type ServerClient } from '@nemo-gym/core/client';
+import { classifyFailure, delivery, metricsDigest, taggedLine } from '@nemo-gym/core/rollouts';
 import {
   checkRedis,
   complete,

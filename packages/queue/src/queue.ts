@@ -25,9 +25,9 @@
  * the one-writer rule (which BullMQ does not give) is a plain stream read.
  */
 import type { Redis } from 'ioredis';
-import { nextRetryDelay, retryPolicy, sleep, type RetryPolicy } from '../../client/retry.js';
-import { redactUrlCredentials } from '../../config/redact.js';
-import { QueueError } from '../../errors.js';
+import { nextRetryDelay, retryPolicy, sleep, type RetryPolicy } from '@nemo-gym/core/client';
+import { redactUrlCredentials } from '@nemo-gym/core/config';
+import { QueueError } from './errors.js';
 
 export const GROUP = 'workers';
 

@@ -1,6 +1,6 @@
 /**
- * A minimal PNG encoder (8-bit RGB, no interlace) on node:zlib, for generated images: the vision
- * environment's pictures and test fixtures. Deterministic: the same pixels give the same bytes.
+ * A minimal PNG encoder (8-bit RGB, no interlace) on node:zlib, for this environment's generated
+ * pictures (other packages' tests borrow it for image fixtures). Deterministic: the same pixels give the same bytes.
  */
 import { deflateSync } from 'node:zlib';
 

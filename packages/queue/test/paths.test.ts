@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { collectViaQueue } from '../../src/rollouts/index.js';
+import { collectViaQueue } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ng-queue-paths-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

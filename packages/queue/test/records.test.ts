@@ -4,10 +4,8 @@
  * the result it was taken from.
  */
 import { describe, expect, it } from 'vitest';
-import { MetricsAccumulator, metricsDigest } from '../../src/rollouts/metrics.js';
-import { decodeJob, decodeResults, encodeJob, encodeResults, type QueueJob, type QueueRecord } from '../../src/rollouts/queue/queue.js';
-import { taggedLine } from '../../src/rollouts/sink.js';
-import { classifyAnswer } from '../../src/rollouts/failures.js';
+import { classifyAnswer, MetricsAccumulator, metricsDigest, taggedLine } from '@nemo-gym/core/rollouts';
+import { decodeJob, decodeResults, encodeJob, encodeResults, type QueueJob, type QueueRecord } from '../src/queue.js';
 
 const result = (key: string, extra: Partial<QueueRecord> = {}): QueueRecord => ({ kind: 'result', key, agent: 'a b', metrics: { reward: 1 }, ms: 12.5, ...extra }) as QueueRecord;
 

@@ -6,7 +6,7 @@
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
-import { sleep } from '../client/retry.js';
+import { sleep } from '@nemo-gym/core/client';
 
 /** The command-line settings every verify benchmark takes. */
 export interface LoadArgs {

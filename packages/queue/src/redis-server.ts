@@ -9,9 +9,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findOpenPort } from '../../config/parse.js';
-import { QueueError } from '../../errors.js';
-import { sleep } from '../../client/retry.js';
+import { sleep } from '@nemo-gym/core/client';
+import { findOpenPort } from '@nemo-gym/core/config';
+import { QueueError } from './errors.js';
 
 /** The redis-server binary on PATH, or null (with the reason) when there is none. */
 export function findRedisServer(): { path: string } | { path: null; reason: string } {

@@ -15,17 +15,32 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
-import type { ServerClient } from '../../client/client.js';
-import { retryPolicy } from '../../client/retry.js';
-import { NgError, QueueError, UsageError } from '../../errors.js';
-import { collectionPaths, finishCollection, type CollectSummary, type Progress } from '../collect.js';
-import { checkCollectPaths } from '../files.js';
-import { agentRefNames, countLines, readJobs, shardSize } from '../input.js';
-import { preflight, type PreflightOptions } from '../preflight.js';
-import { MetricsAccumulator } from '../metrics.js';
-import { fingerprintOf, prepareResume, rolloutKey } from '../resume.js';
-import { RolloutSink, type AttemptRecord } from '../sink.js';
-import { classifyAnswer, FAILURE_LABELS, FailureTracker, type FailureClass } from '../failures.js';
+import { retryPolicy, type ServerClient } from '@nemo-gym/core/client';
+import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { QueueError } from './errors.js';
+import {
+  agentRefNames,
+  checkCollectPaths,
+  classifyAnswer,
+  collectionPaths,
+  countLines,
+  FAILURE_LABELS,
+  FailureTracker,
+  finishCollection,
+  fingerprintOf,
+  MetricsAccumulator,
+  preflight,
+  prepareResume,
+  readJobs,
+  rolloutKey,
+  RolloutSink,
+  shardSize,
+  type AttemptRecord,
+  type CollectSummary,
+  type FailureClass,
+  type PreflightOptions,
+  type Progress,
+} from '@nemo-gym/core/rollouts';
 import { checkRedis, connect, decodeResults, enqueue, ensureGroup, GROUP, jobsKey, parseQueueUrl, REDIS_CONNECT_RETRY, REDIS_RETRY, runKey, shownUrl, withRedisRetries, type QueueJob } from './queue.js';
 
 export interface QueueCollectOptions {
