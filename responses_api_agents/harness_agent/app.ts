@@ -49,8 +49,7 @@ export const HarnessAgentConfigSchema = AgentServerConfigSchema.extend({
   /** Where relative `workspace.dir` / `workspace.tarball` paths of a row are read from. */
   repo_root: z.string().default('.'),
   /** A model endpoint outside ng-run (`http://host:port`, no `/v1`) used instead of model_server's
-   * address, e.g. an Anthropic-compatible server for Claude Code while our model servers have no
-   * `/v1/messages`. The harness still gets only the per-rollout dummy key. */
+   * address (no per-rollout routes, no capture). The harness still gets only the per-rollout dummy key. */
   model_base_url: z.string().url().nullable().default(null),
   /** Give the harness `/ng-rollout/<rollout_id>/v1` on the model server (every model server serves
    * them); off: `<model server>/v1`. Not used with `model_base_url`. */
