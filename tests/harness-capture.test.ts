@@ -6,9 +6,10 @@
  * the rollout ids are the collector's (`<task>-<repeat>`). After the harness exits the agent reads
  * the rollout's trajectory from vllm_model and puts it in the response. A harness that keeps its
  * history append-only gives one chain that passes NeMo-RL's contiguity walk; one that compacts its
- * history gives a row that is scored, kept, and masked with the builder's reason.
+ * history gives a row that is scored, kept, and masked with the builder's reason. A harness that
+ * crashes after its calls is a recorded failure, and its capture is dropped at once.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,7 @@ describe.skipIf(!hasDebianPython)('harness_agent: the response from vllm_model\'
   let dir: string;
   let modelUrl = '';
   let out: Json[] = [];
+  let failures: Json[] = [];
 
   beforeAll(async () => {
     standin = await startTrainerVllm({ policy, reasoningParser: true });
@@ -66,12 +68,14 @@ describe.skipIf(!hasDebianPython)('harness_agent: the response from vllm_model\'
     dir = mkdtempSync(join(tmpdir(), 'ng-harness-capture-'));
     const calc = rows()[0]!;
     const input = join(dir, 'in.jsonl');
-    // Task 0 keeps its history; task 1 compacts it after the second call.
-    writeFileSync(input, [calc, { ...calc, instruction: `${calc.instruction} [compact]` }].map((r) => `${JSON.stringify(r)}\n`).join(''));
+    // Task 0 keeps its history; task 1 compacts it after the second call; task 2 crashes after its calls.
+    const tasks = [calc, { ...calc, instruction: `${calc.instruction} [compact]` }, { ...calc, instruction: `${calc.instruction} [crash]` }];
+    writeFileSync(input, tasks.map((r) => `${JSON.stringify(r)}\n`).join(''));
     const output = join(dir, 'out.jsonl');
     const summary = await collectRollouts({ client, inputPath: input, outputPath: output, agentName: 'harness', concurrency: 4, numRepeats: 2 });
-    expect(summary, JSON.stringify(summary)).toMatchObject({ written: 4, failed: 0 });
+    expect(summary, JSON.stringify(summary)).toMatchObject({ written: 4, failed: 2 });
     out = readJsonl(output) as Json[];
+    failures = readFileSync(summary.failuresPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json);
     const line = (r: Json) => `${r._ng_task_index}-${r._ng_rollout_index}: reward ${r.reward}, source ${r.response.metadata.trajectory_source}, chains ${r.harness.trajectory?.chains}, mask ${r.mask_sample ?? false}`;
     console.log(`harness rollouts with capture (vllm_model + stand-in):\n  ${out.map(line).join('\n  ')}`);
   }, 120_000);
@@ -122,5 +126,18 @@ describe.skipIf(!hasDebianPython)('harness_agent: the response from vllm_model\'
 
   it('the trajectory request released each capture on the model server', async () => {
     for (const r of out) expect((await fetch(`${modelUrl}/ng-rollout/${r.harness.rollout_id}/capture`)).status).toBe(404);
+  });
+
+  it('a harness that crashes after its model calls is a recorded failure, and its capture is dropped at once', async () => {
+    expect(failures.map((f) => [f._ng_task_index, f.reason_class]).sort()).toEqual([
+      [2, expect.any(String)],
+      [2, expect.any(String)],
+    ]);
+    for (const f of failures) expect(f.reason).toMatch(/NG_ERR_HARNESS[\s\S]*exited with code 3/);
+    // It did reach the model (every call of its loop), under its own rollout ids…
+    const crashCalls = standin.calls.filter((c) => JSON.stringify(c.body).includes('[crash]'));
+    expect(crashCalls.length).toBe(2 * (TOOL_CALLS + 1));
+    // …and nothing of those rollouts is held on the model server any more.
+    for (const id of ['2-0', '2-1']) expect((await fetch(`${modelUrl}/ng-rollout/${id}/capture`)).status).toBe(404);
   });
 });
