@@ -2,7 +2,7 @@
  * Token capture + trajectory assembly overhead per model call, beside the same calls without
  * capture, in the same run (`pnpm bench` section P).
  *
- *   pnpm build && node responses_api_models/vllm_model/dist/bench-capture.js [--rollouts 64] [--calls 8] [--concurrency 32] [--rounds 5]
+ *   pnpm build && node packages/bench/dist/src/sections/p-vllm-capture.js [--rollouts 64] [--calls 8] [--concurrency 32] [--rounds 5]
  *
  * vllm_model (token ids on, as for training) runs in a child process whose CPU time is read
  * before and after each round; a stub plays vLLM in this process, answering with inline token ids
@@ -22,6 +22,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { importBuilt } from '../built.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,7 +37,7 @@ const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, 
 
 /** The child: vllm_model on a port, telling its CPU time on request. */
 async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
-  const { server } = await import('./app.js');
+  const { server } = await importBuilt<typeof import('../../../../responses_api_models/vllm_model/app.js')>('responses_api_models/vllm_model/dist/app.js');
   const app = await server.build({
     config: {
       name: 'policy_model', base_url: stubUrl, api_key: 'k', model: 'm', return_token_id_information: true, uses_reasoning_parser: false, request_inline_token_ids: true, health_check_interval_s: 0,

@@ -27,7 +27,7 @@ import { findOpenPort, parseGlobalConfig, sharedPath, type ConfigDict } from '@n
 import { collectRollouts } from '@nemo-gym/core/rollouts';
 import { collectViaQueue, runWorker } from '@nemo-gym/queue';
 import { findRedisServer, startRedisServer } from '@nemo-gym/queue/redis-server';
-import { ServerFleet } from '../commands/run.js';
+import type { BenchFleet, BenchHost } from '../host.js';
 
 const SHARED_NOTE = 'the machine may be shared with other work: compare the ratio, not the absolute rates';
 
@@ -106,7 +106,7 @@ interface VerifyRun {
 interface VerifyFleet {
   replicas: number;
   workers: number;
-  fleet: ServerFleet;
+  fleet: BenchFleet;
   client: ServerClient;
   dir: string;
   /** Measurement windows so far. */
@@ -120,7 +120,7 @@ function postVerify(client: ServerClient): (i: number) => Promise<void> {
 }
 
 /** Starts `replicas` instruction_following processes with `workers` check threads each, and warms them up. */
-async function startVerifyFleet(replicas: number, workers: number): Promise<VerifyFleet> {
+async function startVerifyFleet(host: BenchHost, replicas: number, workers: number): Promise<VerifyFleet> {
   // Only the resources server: /verify needs no agent or model.
   const dir = mkdtempSync(join(tmpdir(), 'ng-bench-replicas-'));
   const yaml = join(dir, 'if.yaml');
@@ -134,7 +134,7 @@ async function startVerifyFleet(replicas: number, workers: number): Promise<Veri
   const nltk = sharedPath('nltk_data');
   if (existsSync(nltk)) args.push(`++instruction_following.resources_servers.instruction_following.nltk_data_dir=${nltk}`);
   const { config } = await parseGlobalConfig({ skipEnv: true, argv: args });
-  const fleet = new ServerFleet(config, { out: () => undefined });
+  const fleet = host.fleet(config);
   try {
     await fleet.start();
     await fleet.waitReady();
@@ -215,7 +215,7 @@ function pairedRatios(one: VerifyFleet, two: VerifyFleet): number[] {
 
 const fmtRatios = (xs: number[]) => xs.map((x) => `${x.toFixed(2)}x`).join(', ');
 
-export async function sectionReplicas(seconds: number, rounds = 5): Promise<void> {
+export async function sectionReplicas(host: BenchHost, seconds: number, rounds = 5): Promise<void> {
   const cores = availableParallelism();
   const window = seconds / rounds;
   console.log(
@@ -226,7 +226,7 @@ export async function sectionReplicas(seconds: number, rounds = 5): Promise<void
   // mode back to back (in alternating order), so each round's ratio compares the same outside load.
   const fleets: VerifyFleet[] = [];
   try {
-    for (const [replicas, workers] of [[1, 0], [2, 0], [1, 1], [2, 1]] as const) fleets.push(await startVerifyFleet(replicas, workers));
+    for (const [replicas, workers] of [[1, 0], [2, 0], [1, 1], [2, 1]] as const) fleets.push(await startVerifyFleet(host, replicas, workers));
     const [inline1, inline2, worker1, worker2] = fleets as [VerifyFleet, VerifyFleet, VerifyFleet, VerifyFleet];
     for (let r = 0; r < rounds; r++) {
       for (const pair of [[inline1, inline2], [worker1, worker2]]) {
