@@ -14,14 +14,11 @@ import type { AddressInfo } from 'node:net';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { Agent, request } from 'undici';
 import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const CALLS = arg('calls', 2000);
-const CONCURRENCY = arg('concurrency', 16);
-const ROUNDS = arg('rounds', 5);
+const CALLS = numberArg('calls', 2000);
+const CONCURRENCY = numberArg('concurrency', 16);
+const ROUNDS = numberArg('rounds', 5);
 
 const completion = JSON.stringify({
   id: 'chatcmpl-bench', object: 'chat.completion', created: 1700000000, model: 'bench',

@@ -14,7 +14,7 @@ import { availableParallelism } from 'node:os';
 import { sharedPath } from '@nemo-gym/core/config';
 import { textResponse } from '@nemo-gym/core/openai';
 import { importBuilt } from '../built.js';
-import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '../load.js';
+import { listenOnLoopback, loadReport, parseLoadArgs, runVerifyLoad } from '../load.js';
 
 const { server } = await importBuilt<typeof import('../../../../resources_servers/instruction_following/app.js')>('resources_servers/instruction_following/dist/app.js');
 
@@ -66,19 +66,7 @@ async function main(): Promise<void> {
 
   const bodies = Array.from({ length: 64 }, (_, i) => Buffer.from(JSON.stringify(makeRow(i))));
   // The warm-up requests start every worker and load its data.
-  const result = await runPostLoad({
-    port,
-    path: '/verify',
-    bodies,
-    concurrency,
-    maxRequests,
-    maxSeconds,
-    probeIntervalMs: 50,
-    check: (status, text) => {
-      const json = JSON.parse(text) as { reward?: number };
-      if (status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${status}`);
-    },
-  });
+  const result = await runVerifyLoad(port, bodies, { concurrency, maxRequests, maxSeconds }, 50);
   await app.close();
 
   console.log(`instruction_following verify bench (${availableParallelism()} cores, concurrency ${concurrency})`);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { readJsonlSync } from '@nemo-gym/core/data';
 import { repoRoot, sharedPath } from '@nemo-gym/core/config';
 import { importBuilt } from '../built.js';
-import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '../load.js';
+import { listenOnLoopback, loadReport, parseLoadArgs, runVerifyLoad } from '../load.js';
 
 const { server } = await importBuilt<typeof import('../../../../resources_servers/workbench/app.js')>('resources_servers/workbench/dist/app.js');
 
@@ -43,19 +43,8 @@ async function main(): Promise<void> {
 
   const bodies = exampleBodies();
   let wrong = 0;
-  const result = await runPostLoad({
-    port,
-    path: '/verify',
-    bodies,
-    concurrency,
-    maxRequests,
-    maxSeconds,
-    probeIntervalMs: 20,
-    check: (status, text) => {
-      const json = JSON.parse(text) as { reward?: number };
-      if (status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${status}`);
-      if (json.reward !== 1) wrong++;
-    },
+  const result = await runVerifyLoad(port, bodies, { concurrency, maxRequests, maxSeconds }, 20, (reward) => {
+    if (reward !== 1) wrong++;
   });
   await app.close();
 

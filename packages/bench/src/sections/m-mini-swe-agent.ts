@@ -14,17 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { globalConfigFor, startStubServer, startTestServer } from '@nemo-gym/core/testing';
 import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
 const { server } = await importBuilt<typeof import('../../../../responses_api_agents/mini_swe_agent/app.js')>('responses_api_agents/mini_swe_agent/dist/app.js');
 // The example repository generator of mini_swe_resource.
 const { makeExampleRepo } = await importBuilt<{ makeExampleRepo: (dir: string) => Record<string, unknown>[] }>('resources_servers/mini_swe_resource/dist/src/example_repo.js');
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const EPISODES = arg('episodes', 16);
-const CONCURRENCY = arg('concurrency', 4);
+const EPISODES = numberArg('episodes', 16);
+const CONCURRENCY = numberArg('concurrency', 4);
 
 const block = (cmd: string) => `THOUGHT: next.\n\n\`\`\`bash\n${cmd}\n\`\`\``;
 const SCRIPT = [block('cat calc/ops.py'), block(`sed -i '2s/a - b/a + b/' calc/ops.py`), block('echo MINI_SWE_AGENT_FINAL_OUTPUT && git add -A && git diff --cached')];

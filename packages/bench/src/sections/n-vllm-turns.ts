@@ -18,13 +18,10 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const TURNS = arg('turns', 64);
-const ROUNDS = arg('rounds', 8);
+const TURNS = numberArg('turns', 64);
+const ROUNDS = numberArg('rounds', 8);
 const MARKS = [1, 16, 32, 64].filter((t) => t <= TURNS);
 const MODES = ['last', 'all', 'none'] as const;
 const PROMPT0 = 400; // system prompt + tools + first user message, in tokens

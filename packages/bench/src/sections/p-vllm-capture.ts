@@ -23,11 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { importBuilt } from '../built.js';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
+import { numberArg } from '../load.js';
 
 const GEN = 100;
 const TOOL = 150;
@@ -55,10 +51,10 @@ async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const ROLLOUTS = arg('rollouts', 64);
-  const CALLS = arg('calls', 8);
-  const CONCURRENCY = arg('concurrency', 32);
-  const ROUNDS = arg('rounds', 5);
+  const ROLLOUTS = numberArg('rollouts', 64);
+  const CALLS = numberArg('calls', 8);
+  const CONCURRENCY = numberArg('concurrency', 32);
+  const ROUNDS = numberArg('rounds', 5);
 
   // The stub: the prompt is as long as the history (1000 + 250 tokens a turn), so a rollout's calls chain by prefix.
   const stub = createServer((req, res) => {
