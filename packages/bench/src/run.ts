@@ -10,7 +10,9 @@ import { sectionInFlight } from './sections/b-inflight.js';
 import { sectionCollector } from './sections/c-collector.js';
 import { sectionExtras } from './sections/extras.js';
 import { sectionCompCoding } from './sections/g-comp-coding.js';
-import { sectionFleet, sectionQueue, sectionReplicas } from './sections/ijk-fleet.js';
+import { sectionReplicas } from './sections/i-replicas.js';
+import { sectionQueue } from './sections/j-queue.js';
+import { sectionFleet } from './sections/k-fleet.js';
 import { sectionPython } from './sections/o-python.js';
 
 function num(config: ConfigDict, key: string, def: number): number {
