@@ -5,7 +5,8 @@
  */
 import { ChatCompletionCreateParamsSchema, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
 import { ModelServerConfigSchema, defineModelServer, startIfMain } from '@nemo-gym/core/server';
-import { resolveVLLMConfig, VLLMBackend, VLLMModelConfigFields } from './src/vllm.js';
+import { resolveVLLMConfig, VLLMModelConfigFields } from './src/config.js';
+import { VLLMBackend } from './src/vllm.js';
 
 export const VLLMModelConfigSchema = ModelServerConfigSchema.extend(VLLMModelConfigFields);
 

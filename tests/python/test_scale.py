@@ -22,7 +22,7 @@ ROW = {
 
 
 def start_stub():
-    stub = subprocess.Popen(["node", str(ROOT / "packages/cli/dist/src/bench/stub-model.js"), "--delay-ms", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    stub = subprocess.Popen(["node", str(ROOT / "packages/bench/dist/src/stub-model.js"), "--delay-ms", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     line = stub.stdout.readline().decode().split()
     assert line and line[0] == "ready", line
     return stub, int(line[1])

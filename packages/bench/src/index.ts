@@ -1,2 +1,6 @@
-/** @nemo-gym/bench: benchmark tooling, installed as a development dependency only. */
-export { listenOnLoopback, loadReport, parseLoadArgs, percentile, runPostLoad, type LoadArgs, type LoadOptions, type LoadResult } from './load.js';
+/**
+ * @nemo-gym/bench: the benchmarks of `ng-bench`, one module per section under sections/ (the
+ * component ones also run on their own from dist/). Only ng-bench imports it; no server depends on it.
+ */
+export { BENCH_FLAGS, runBench } from './run.js';
+export type { BenchFleet, BenchHost } from './host.js';

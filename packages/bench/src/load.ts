@@ -44,6 +44,12 @@ export function parseLoadArgs(argv: string[] = process.argv.slice(2)): LoadArgs 
   };
 }
 
+/** `--name N` on a benchmark's command line as a number; `fallback` when the flag is absent. */
+export function numberArg(name: string, fallback: number, argv: readonly string[] = process.argv): number {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : fallback;
+}
+
 /** Listens on 127.0.0.1 with a free port and returns the port. */
 export async function listenOnLoopback(app: { listen(opts: { host: string; port: number }): Promise<unknown>; server: { address(): unknown } }): Promise<number> {
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -165,4 +171,25 @@ export function loadReport(result: LoadResult, unit: string): string[] {
     `  latency ms: p50 ${fmt(percentile(latencies, 50))}  p90 ${fmt(percentile(latencies, 90))}  p99 ${fmt(percentile(latencies, 99))}  max ${fmt(latencies[latencies.length - 1] ?? NaN)}`,
     `  GET / during load, ms: p50 ${fmt(percentile(probes, 50))}  p99 ${fmt(percentile(probes, 99))}  (${probes.length} probes)`,
   ];
+}
+
+/**
+ * The verify benchmarks' load: `bodies` POSTed to /verify of the server on `port`; an answer that
+ * is not a 200 with a numeric reward counts as failed, and `onReward` sees every reward.
+ */
+export function runVerifyLoad(port: number, bodies: Buffer[], args: Pick<LoadArgs, 'concurrency' | 'maxRequests' | 'maxSeconds'>, probeIntervalMs: number, onReward: (reward: number) => void = () => {}): Promise<LoadResult> {
+  return runPostLoad({
+    port,
+    path: '/verify',
+    bodies,
+    concurrency: args.concurrency,
+    maxRequests: args.maxRequests,
+    maxSeconds: args.maxSeconds,
+    probeIntervalMs,
+    check: (status, text) => {
+      const json = JSON.parse(text) as { reward?: number };
+      if (status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${status}`);
+      onReward(json.reward);
+    },
+  });
 }

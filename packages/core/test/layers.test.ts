@@ -189,22 +189,35 @@ describe('the Redis queue (@nemo-gym/queue) stays out of the core and the server
   });
 });
 
+/** ng-bench's command: the one file outside packages/bench that reaches the benchmarks. */
+const BENCH_COMMAND = 'packages/cli/src/commands/bench.ts';
+
 describe('benchmark tooling (@nemo-gym/bench)', () => {
-  it('is imported by benchmarks and tests only, and is no package\'s runtime dependency', () => {
+  it('is imported only by ng-bench, and is no server\'s or library\'s dependency', () => {
     const bad: string[] = [];
     const groups = ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents'];
     for (const [file, rel] of filesOf(groups)) {
-      if (rel.startsWith('packages/bench/') || /(^|\/)(tests?|bench)\/|(^|\/)bench\.ts$/.test(rel)) continue;
+      if (rel.startsWith('packages/bench/') || rel === BENCH_COMMAND) continue;
       if (/from '@nemo-gym\/bench'|import\('@nemo-gym\/bench'\)/.test(readFileSync(file, 'utf8'))) bad.push(rel);
     }
     for (const group of groups) {
       for (const pkg of readdirSync(join(REPO, group))) {
         const path = join(REPO, group, pkg, 'package.json');
-        if (!existsSync(path)) continue;
-        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> };
-        if (manifest.dependencies && '@nemo-gym/bench' in manifest.dependencies) bad.push(`${group}/${pkg}/package.json: dependencies`);
+        if (!existsSync(path) || `${group}/${pkg}` === 'packages/cli') continue;
+        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+        for (const field of ['dependencies', 'devDependencies'] as const) {
+          if (manifest[field] && '@nemo-gym/bench' in manifest[field]) bad.push(`${group}/${pkg}/package.json: ${field}`);
+        }
       }
     }
     expect(bad).toEqual([]);
+  });
+
+  it('holds every benchmark: no server or library keeps a bench script of its own', () => {
+    const groups = ['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents'];
+    const stray = filesOf(groups)
+      .map(([, rel]) => rel)
+      .filter((rel) => !rel.startsWith('packages/bench/') && rel !== BENCH_COMMAND && /(^|\/)bench[^/]*\.ts$/.test(rel));
+    expect(stray).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { dumpConfigCommand } from './dump-config.js';
 import { helpCommand } from './help.js';
 import { collectRolloutsCommand } from './collect-rollouts.js';
 import { quickstartCommand } from './quickstart.js';
-import { benchCommand } from '../bench/bench.js';
+import { benchCommand } from './bench.js';
 import { prepareDataCommand } from './prepare-data.js';
 import { viewerCommand } from './viewer.js';
 import { initResourcesServerCommand } from './init-resources-server.js';

@@ -1,7 +1,7 @@
 /**
  * Overhead of vllm_model per call, measured against calling the backend directly in the same run.
  *
- *   pnpm build && node responses_api_models/vllm_model/dist/bench.js [--calls 2000] [--concurrency 16] [--rounds 5]
+ *   pnpm build && node packages/bench/dist/src/sections/d-vllm-overhead.js [--calls 2000] [--concurrency 16] [--rounds 5]
  *
  * A local stub plays vLLM (fixed completion, constant work). The stub, vllm_model and the load
  * generator each run on their own thread, so they do not share an event loop. Three paths are
@@ -13,15 +13,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { Agent, request } from 'undici';
-import { server } from './app.js';
+import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const CALLS = arg('calls', 2000);
-const CONCURRENCY = arg('concurrency', 16);
-const ROUNDS = arg('rounds', 5);
+const CALLS = numberArg('calls', 2000);
+const CONCURRENCY = numberArg('concurrency', 16);
+const ROUNDS = numberArg('rounds', 5);
 
 const completion = JSON.stringify({
   id: 'chatcmpl-bench', object: 'chat.completion', created: 1700000000, model: 'bench',
@@ -90,6 +87,7 @@ async function concurrent(url: string, body: string, n: number, c: number): Prom
 }
 
 async function startModelHere(stubUrl: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const { server } = await importBuilt<typeof import('../../../../responses_api_models/vllm_model/app.js')>('responses_api_models/vllm_model/dist/app.js');
   const app = await server.build({
     config: { name: 'policy_model', base_url: `${stubUrl}/v1`, api_key: 'bench', model: 'bench', return_token_id_information: false, uses_reasoning_parser: true, health_check_interval_s: 0 },
   });

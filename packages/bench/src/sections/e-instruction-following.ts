@@ -4,7 +4,7 @@
  * count or time, and prints verifies/s and latency percentiles, plus the latency of GET / probes
  * sent during the load (how responsive the event loop stays).
  *
- *   pnpm build && node resources_servers/instruction_following/dist/bench.js \
+ *   pnpm build && node packages/bench/dist/src/sections/e-instruction-following.js \
  *     [--concurrency 256] [--requests 5000] [--seconds 30] [--workers N]
  *
  * Punkt data: NLTK_DATA / NLTK's usual folders, or ../shared/nltk_data when present.
@@ -13,8 +13,10 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { sharedPath } from '@nemo-gym/core/config';
 import { textResponse } from '@nemo-gym/core/openai';
-import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/bench';
-import { server } from './app.js';
+import { importBuilt } from '../built.js';
+import { listenOnLoopback, loadReport, parseLoadArgs, runVerifyLoad } from '../load.js';
+
+const { server } = await importBuilt<typeof import('../../../../resources_servers/instruction_following/app.js')>('resources_servers/instruction_following/dist/app.js');
 
 const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();
 
@@ -64,19 +66,7 @@ async function main(): Promise<void> {
 
   const bodies = Array.from({ length: 64 }, (_, i) => Buffer.from(JSON.stringify(makeRow(i))));
   // The warm-up requests start every worker and load its data.
-  const result = await runPostLoad({
-    port,
-    path: '/verify',
-    bodies,
-    concurrency,
-    maxRequests,
-    maxSeconds,
-    probeIntervalMs: 50,
-    check: (status, text) => {
-      const json = JSON.parse(text) as { reward?: number };
-      if (status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${status}`);
-    },
-  });
+  const result = await runVerifyLoad(port, bodies, { concurrency, maxRequests, maxSeconds }, 50);
   await app.close();
 
   console.log(`instruction_following verify bench (${availableParallelism()} cores, concurrency ${concurrency})`);

@@ -2,7 +2,7 @@
 run_examples beside ng-collect-rollouts, on the same stack (simple_agent + simple_weather +
 openai_model started by RunHelper) and the same stub model, in one run, rounds taken in turn.
 
-    python3 scripts/bench-python-surface.py --rollouts 5000 --concurrency 512 --rounds 2
+    python3 packages/bench/python/bench-python-surface.py --rollouts 5000 --concurrency 512 --rounds 2
 """
 import argparse
 import asyncio
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NEMO_GYM_QUIET", "1")
 
@@ -84,7 +84,7 @@ def main() -> int:
     args = ap.parse_args()
     n, c = args.rollouts, args.concurrency
 
-    stub = subprocess.Popen(["node", str(ROOT / "packages/cli/dist/src/bench/stub-model.js"), "--delay-ms", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    stub = subprocess.Popen(["node", str(ROOT / "packages/bench/dist/src/stub-model.js"), "--delay-ms", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     stub_port = int(stub.stdout.readline().decode().split()[1])
     head_port = free_port()
     rh = RunHelper()

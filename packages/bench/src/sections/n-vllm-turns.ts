@@ -2,7 +2,7 @@
  * Long multi-turn rollouts with token ids: bytes vllm_model sends to vLLM and vllm_model's CPU
  * per call, at turns 1, 16, 32 and 64, for each token_id_forwarding mode, in one run.
  *
- *   pnpm build && node responses_api_models/vllm_model/dist/bench-turns.js [--turns 64] [--rounds 8]
+ *   pnpm build && node packages/bench/dist/src/sections/n-vllm-turns.js [--turns 64] [--rounds 8]
  *
  * The backend speaks a trainer's vLLM protocol: every completion carries its token bundle on the
  * message (as NeMo-RL's server does) and prompts grow as a real conversation's would (each turn's
@@ -17,13 +17,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const TURNS = arg('turns', 64);
-const ROUNDS = arg('rounds', 8);
+const TURNS = numberArg('turns', 64);
+const ROUNDS = numberArg('rounds', 8);
 const MARKS = [1, 16, 32, 64].filter((t) => t <= TURNS);
 const MODES = ['last', 'all', 'none'] as const;
 const PROMPT0 = 400; // system prompt + tools + first user message, in tokens
@@ -68,7 +66,7 @@ function backendMain(): void {
 
 /** One vllm_model, configured for a forwarding mode, in this process. */
 async function modelMain(baseUrl: string, mode: string): Promise<void> {
-  const { server } = await import('./app.js');
+  const { server } = await importBuilt<typeof import('../../../../responses_api_models/vllm_model/app.js')>('responses_api_models/vllm_model/dist/app.js');
   const app = await server.build({
     config: { name: 'policy_model', base_url: baseUrl, api_key: 'k', model: 'bench', return_token_id_information: true, uses_reasoning_parser: true, token_id_forwarding: mode, health_check_interval_s: 0 },
   });

@@ -1,7 +1,7 @@
 // Throughput and latency of the library check.
-// Run after `pnpm build`: node packages/math-verify/dist/bench.js [seconds-per-mode]
+// Run after `pnpm build`: node packages/bench/dist/src/sections/f-math-verify.js [seconds-per-mode]
 import { performance } from 'node:perf_hooks';
-import { MathVerifier, verifyAnswerWithLibrary } from './src/index.js';
+import { MathVerifier, verifyAnswerWithLibrary } from '@nemo-gym/math-verify';
 
 const CASES: [string, string][] = [
   ['32', 'Adding the terms gives 12 + 20, so the answer is $\\boxed{32}$.'],

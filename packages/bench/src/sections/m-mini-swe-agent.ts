@@ -1,7 +1,7 @@
 /**
  * Concurrent episodes against the concurrency bound.
  *
- *   pnpm build && node responses_api_agents/mini_swe_agent/dist/bench.js [--episodes 16] [--concurrency 4]
+ *   pnpm build && node packages/bench/dist/src/sections/m-mini-swe-agent.js [--episodes 16] [--concurrency 4]
  *
  * A scripted chat-completions stub on 127.0.0.1 plays the model (read the file, fix the bug,
  * submit); every episode is a real sandboxed checkout of the example repository with a real
@@ -12,21 +12,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { repoRoot } from '@nemo-gym/core/config';
 import { globalConfigFor, startStubServer, startTestServer } from '@nemo-gym/core/testing';
-import { server } from './app.js';
+import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
-// The example repository generator (compiled) of mini_swe_resource.
-const generator = pathToFileURL(join(repoRoot(), 'resources_servers/mini_swe_resource/dist/src/example_repo.js')).href;
-const { makeExampleRepo } = (await import(generator)) as { makeExampleRepo: (dir: string) => Record<string, unknown>[] };
+const { server } = await importBuilt<typeof import('../../../../responses_api_agents/mini_swe_agent/app.js')>('responses_api_agents/mini_swe_agent/dist/app.js');
+// The example repository generator of mini_swe_resource.
+const { makeExampleRepo } = await importBuilt<{ makeExampleRepo: (dir: string) => Record<string, unknown>[] }>('resources_servers/mini_swe_resource/dist/src/example_repo.js');
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const EPISODES = arg('episodes', 16);
-const CONCURRENCY = arg('concurrency', 4);
+const EPISODES = numberArg('episodes', 16);
+const CONCURRENCY = numberArg('concurrency', 4);
 
 const block = (cmd: string) => `THOUGHT: next.\n\n\`\`\`bash\n${cmd}\n\`\`\``;
 const SCRIPT = [block('cat calc/ops.py'), block(`sed -i '2s/a - b/a + b/' calc/ops.py`), block('echo MINI_SWE_AGENT_FINAL_OUTPUT && git add -A && git diff --cached')];

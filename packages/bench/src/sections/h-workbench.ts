@@ -4,7 +4,7 @@
  * fixed concurrency for a bounded count or time, and prints verifies/s, latency percentiles and the
  * latency of GET / probes sent during the load (how responsive the event loop stays).
  *
- *   pnpm build && node resources_servers/workbench/dist/bench.js \
+ *   pnpm build && node packages/bench/dist/src/sections/h-workbench.js \
  *     [--concurrency 256] [--requests 5000] [--seconds 30] [--workers N]
  *
  * `--workers 0` replays on the event loop; the default is the server's (a worker pool).
@@ -12,16 +12,18 @@
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { readJsonlSync } from '@nemo-gym/core/data';
-import { sharedPath } from '@nemo-gym/core/config';
-import { listenOnLoopback, loadReport, parseLoadArgs, runPostLoad } from '@nemo-gym/bench';
-import { server } from './app.js';
+import { repoRoot, sharedPath } from '@nemo-gym/core/config';
+import { importBuilt } from '../built.js';
+import { listenOnLoopback, loadReport, parseLoadArgs, runVerifyLoad } from '../load.js';
+
+const { server } = await importBuilt<typeof import('../../../../resources_servers/workbench/app.js')>('resources_servers/workbench/dist/app.js');
 
 const { concurrency, maxRequests, maxSeconds, workers } = parseLoadArgs();
 
 function exampleBodies(): Buffer[] {
-  const path = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../data/example.jsonl' : './data/example.jsonl', import.meta.url));
+  const path = join(repoRoot(), 'resources_servers/workbench/data/example.jsonl');
   return readJsonlSync(path)
     .map((r) => {
       const row = r as { ground_truth: { name: string; arguments: string }[] };
@@ -41,19 +43,8 @@ async function main(): Promise<void> {
 
   const bodies = exampleBodies();
   let wrong = 0;
-  const result = await runPostLoad({
-    port,
-    path: '/verify',
-    bodies,
-    concurrency,
-    maxRequests,
-    maxSeconds,
-    probeIntervalMs: 20,
-    check: (status, text) => {
-      const json = JSON.parse(text) as { reward?: number };
-      if (status !== 200 || typeof json.reward !== 'number') throw new Error(`status ${status}`);
-      if (json.reward !== 1) wrong++;
-    },
+  const result = await runVerifyLoad(port, bodies, { concurrency, maxRequests, maxSeconds }, 20, (reward) => {
+    if (reward !== 1) wrong++;
   });
   await app.close();
 

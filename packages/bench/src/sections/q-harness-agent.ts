@@ -1,7 +1,7 @@
 /**
  * Many harness rollouts at once, and what they leave behind.
  *
- *   pnpm build && node responses_api_agents/harness_agent/dist/bench.js [--rollouts 256] [--calls 8] [--concurrency 256]
+ *   pnpm build && node packages/bench/dist/src/sections/q-harness-agent.js [--rollouts 256] [--calls 8] [--concurrency 256]
  *
  * harness_agent (generic preset) runs a stand-in harness (tests/fixtures/fake_harness.py) that
  * makes `calls` chat completions through the agent's model proxy to a scripted model on 127.0.0.1,
@@ -13,12 +13,14 @@
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { repoRoot } from '@nemo-gym/core/config';
 import { globalConfigFor, readJsonl, startTestServer } from '@nemo-gym/core/testing';
-import { server } from './app.js';
-import { processesWith } from './src/processes.js';
-import { startStubModel } from './src/stub_model.js';
+import { importBuilt } from '../built.js';
+
+const HARNESS = 'responses_api_agents/harness_agent';
+const { server } = await importBuilt<typeof import('../../../../responses_api_agents/harness_agent/app.js')>(`${HARNESS}/dist/app.js`);
+const { processesWith } = await importBuilt<typeof import('../../../../responses_api_agents/harness_agent/src/processes.js')>(`${HARNESS}/dist/src/processes.js`);
+const { startStubModel } = await importBuilt<typeof import('../../../../responses_api_agents/harness_agent/src/stub_model.js')>(`${HARNESS}/dist/src/stub_model.js`);
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,8 +31,7 @@ const CALLS = arg('calls', 8);
 const CONCURRENCY = arg('concurrency', 256);
 
 const root = repoRoot();
-// coding_repo, compiled (this file runs from dist/).
-const { server: codingRepo } = (await import(pathToFileURL(join(root, 'resources_servers/coding_repo/dist/app.js')).href)) as typeof import('../../resources_servers/coding_repo/app.js');
+const { server: codingRepo } = await importBuilt<typeof import('../../../../resources_servers/coding_repo/app.js')>('resources_servers/coding_repo/dist/app.js');
 const fixtures = join(root, 'responses_api_agents/harness_agent/tests/fixtures');
 const marker = `ng-harness-bench-${process.pid}`;
 const row = (readJsonl(join(root, 'resources_servers/coding_repo/data/example.jsonl')) as Array<Record<string, unknown>>)[0]!;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Peak memory of ng-export on a large rollouts file (default 1 GiB), measured, not asserted.
 //
-//   node scripts/bench-export-memory.mjs [--gib 1] [--format rl|sft] [--out parquet|jsonl] [--keep]
+//   node packages/bench/scripts/export-memory.mjs [--gib 1] [--format rl|sft] [--out parquet|jsonl] [--keep]
 //
 // Writes a file of generated multi-turn tool-calling rollouts with token ids (the shape
 // vllm_model records), runs the real ng-export command on it in a child process and prints that
@@ -22,7 +22,7 @@ const gib = Number(opt('gib', '1'));
 const format = opt('format', 'rl');
 const out = opt('out', 'parquet');
 const keep = args.includes('--keep');
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'ng-export-bench-'));
 const input = join(dir, 'rollouts.jsonl');
 

@@ -2,7 +2,7 @@
  * Token capture + trajectory assembly overhead per model call, beside the same calls without
  * capture, in the same run (`pnpm bench` section P).
  *
- *   pnpm build && node responses_api_models/vllm_model/dist/bench-capture.js [--rollouts 64] [--calls 8] [--concurrency 32] [--rounds 5]
+ *   pnpm build && node packages/bench/dist/src/sections/p-vllm-capture.js [--rollouts 64] [--calls 8] [--concurrency 32] [--rounds 5]
  *
  * vllm_model (token ids on, as for training) runs in a child process whose CPU time is read
  * before and after each round; a stub plays vLLM in this process, answering with inline token ids
@@ -22,11 +22,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
+import { importBuilt } from '../built.js';
+import { numberArg } from '../load.js';
 
 const GEN = 100;
 const TOOL = 150;
@@ -36,7 +33,7 @@ const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, 
 
 /** The child: vllm_model on a port, telling its CPU time on request. */
 async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
-  const { server } = await import('./app.js');
+  const { server } = await importBuilt<typeof import('../../../../responses_api_models/vllm_model/app.js')>('responses_api_models/vllm_model/dist/app.js');
   const app = await server.build({
     config: {
       name: 'policy_model', base_url: stubUrl, api_key: 'k', model: 'm', return_token_id_information: true, uses_reasoning_parser: false, request_inline_token_ids: true, health_check_interval_s: 0,
@@ -54,10 +51,10 @@ async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const ROLLOUTS = arg('rollouts', 64);
-  const CALLS = arg('calls', 8);
-  const CONCURRENCY = arg('concurrency', 32);
-  const ROUNDS = arg('rounds', 5);
+  const ROLLOUTS = numberArg('rollouts', 64);
+  const CALLS = numberArg('calls', 8);
+  const CONCURRENCY = numberArg('concurrency', 32);
+  const ROUNDS = numberArg('rounds', 5);
 
   // The stub: the prompt is as long as the history (1000 + 250 tokens a turn), so a rollout's calls chain by prefix.
   const stub = createServer((req, res) => {
