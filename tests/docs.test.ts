@@ -114,7 +114,7 @@ async function makeWorkspace(otherPorts: number[] = []): Promise<Workspace> {
   link(realpathSync(join(ROOT, 'node_modules/vitest')), join(ws, 'node_modules/vitest'));
   link(join(ROOT, 'packages/core'), join(ws, 'node_modules/@nemo-gym/core'));
   // The MCP SDK a client of mcp.md installs in its own project (the copy the lockfile pins).
-  link(realpathSync(join(ROOT, 'packages/core/node_modules/@modelcontextprotocol/sdk')), join(ws, 'node_modules/@modelcontextprotocol/sdk'));
+  link(realpathSync(join(ROOT, 'packages/mcp/node_modules/@modelcontextprotocol/sdk')), join(ws, 'node_modules/@modelcontextprotocol/sdk'));
   const core = join(ROOT, 'packages/core/src');
   writeFileSync(
     join(ws, 'vitest.config.mjs'),

@@ -208,3 +208,27 @@ describe('benchmark tooling (@nemo-gym/bench)', () => {
     expect(bad).toEqual([]);
   });
 });
+
+describe('MCP serving (@nemo-gym/mcp) stays out of the core and the plain servers', () => {
+  it('no core source imports the MCP SDK or the MCP package statically, and the core does not depend on them', () => {
+    const bad = tree(SRC)
+      .filter((file) => /from '(@modelcontextprotocol\/[^']*|@nemo-gym\/mcp)'|import\('@modelcontextprotocol\//.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(REPO, file));
+    const manifest = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(bad).toEqual([]);
+    expect(Object.keys(manifest.dependencies ?? {}).filter((d) => d.startsWith('@modelcontextprotocol/') || d === '@nemo-gym/mcp')).toEqual([]);
+  });
+
+  it('no server depends on the MCP SDK or the MCP package, but mcp_tools (an MCP client)', () => {
+    const bad: string[] = [];
+    for (const group of ['resources_servers', 'responses_api_models', 'responses_api_agents']) {
+      for (const pkg of readdirSync(join(REPO, group))) {
+        const path = join(REPO, group, pkg, 'package.json');
+        if (!existsSync(path) || `${group}/${pkg}` === 'resources_servers/mcp_tools') continue;
+        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> };
+        for (const dep of Object.keys(manifest.dependencies ?? {})) if (dep.startsWith('@modelcontextprotocol/') || dep === '@nemo-gym/mcp') bad.push(`${group}/${pkg}: ${dep}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});

@@ -10,6 +10,7 @@ export { configuredHeadToken, generateHeadToken, HEAD_TOKEN_ENV, HEAD_TOKEN_HELP
 export { BaseRunRequestSchema, BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, BaseVerifyResponseSchema, defineAgent, defineModelServer, defineResourcesServer, type AgentInput, type BaseRunRequest, type BaseVerifyRequest, type BaseVerifyResponse, type ModelServerInput, type ResourcesServerInput } from './kinds.js';
 export { startIfMain } from './lifecycle.js';
 export { type Logger } from './logger.js';
-export { decodeSession, encodeSession } from './session.js';
+export { type McpMountOptions, type McpServeConfig } from './mcp.js';
+export { decodeSession, encodeSession, type Session } from './session.js';
 export { SessionStore, type SessionDropReason, type SessionStoreOptions } from './session-store.js';
 export { EnvResetRequestSchema, EnvResetResponseSchema, EnvStepRequestSchema, EnvStepResponseSchema, GymnasiumServerConfigSchema, STEP_KEY_FIELD, toolOutput, type Episode, type EnvResetResponse, type EnvStepResponse, type GymnasiumEnv, type ResetResult, type StepResult } from './gymnasium.js';
