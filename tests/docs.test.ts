@@ -121,8 +121,7 @@ async function makeWorkspace(otherPorts: number[] = []): Promise<Workspace> {
     `import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: [
-    { find: /^@nemo-gym\\/core$/, replacement: ${JSON.stringify(join(core, 'index.ts'))} },
-    { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(core, 'errors.ts'))} },
+    { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(core, 'errors-api.ts'))} },
     { find: /^@nemo-gym\\/core\\/([a-z]+)$/, replacement: ${JSON.stringify(core)} + '/$1/index.ts' },
   ] },
   test: { include: ['resources_servers/*/tests/**/*.test.ts'], pool: 'forks', maxWorkers: 1 },
