@@ -204,14 +204,15 @@ function coreNamesUsed(text: string): string[] {
 
 describe('every name of the public API of @nemo-gym/core is used outside it', () => {
   it('reads names from the forms imports and exports take', () => {
-    const sample = [
-      "import { a, type B, c as d } from '@nemo-gym/core/server';",
-      "import type {\n  E,\n  F,\n} from '@nemo-gym/core/openai';",
-      "export { g } from '@nemo-gym/core/py';",
-      "export type { H as I } from \"@nemo-gym/core/errors\";",
-      "// import { commented } from '@nemo-gym/core/server';",
-      "import { other } from '@nemo-gym/corex/server';",
-    ].join('\n');
+    const sample = `import { a, type B, c as d } from '@nemo-gym/core/server';
+import type {
+  E,
+  F,
+} from '@nemo-gym/core/openai';
+export { g } from '@nemo-gym/core/py';
+export type { H as I } from "@nemo-gym/core/errors";
+// import { commented } from '@nemo-gym/core/server';
+import { other } from '@nemo-gym/corex/server';`;
     expect(coreNamesUsed(sample)).toEqual(['/server:a', '/server:B', '/server:c', '/openai:E', '/openai:F', '/py:g', '/errors:H']);
     expect(exportedNames("export { a, type B, c as d } from './x.js';\nexport const e = 1;\nexport interface F {}\n/** export const not = 1; */\nexport * from './y.js';")).toEqual(['e', 'F', 'a', 'B', 'd', '*']);
   });
