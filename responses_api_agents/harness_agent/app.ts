@@ -9,13 +9,15 @@
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
-import { HttpError } from '@nemo-gym/core/errors';
+import { rolloutPath, type Trajectory } from '@nemo-gym/core/capture';
+import { describeError, HttpError, RolloutIdError } from '@nemo-gym/core/errors';
 import { fullCreateParamsDump, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
 import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, RawJson, startIfMain } from '@nemo-gym/core/server';
 import { Sandbox, SlotPool, sandboxConfigShape, sandboxOptionsFromConfig } from '@nemo-gym/sandbox';
-import { dummyKey, HarnessError, runFailure, runHarness, type HarnessRunOptions, type NetworkMode } from './src/harness.js';
+import type { ServerClient } from '@nemo-gym/core/client';
+import { dummyKey, HarnessError, runFailure, runHarness, type HarnessRun, type HarnessRunOptions, type NetworkMode } from './src/harness.js';
 import { PINNED_VERSIONS, PRESETS, type PresetName } from './src/presets.js';
-import { assembleResponse, modelBaseUrl, rolloutIdentity } from './src/rollout.js';
+import { assembleResponse, modelBaseUrl, rolloutIdentity, type RolloutIdentity } from './src/rollout.js';
 import { instructionOf, WorkspaceSchema } from './src/workspace.js';
 
 export const HarnessAgentConfigSchema = AgentServerConfigSchema.extend({
@@ -47,13 +49,15 @@ export const HarnessAgentConfigSchema = AgentServerConfigSchema.extend({
   /** Where relative `workspace.dir` / `workspace.tarball` paths of a row are read from. */
   repo_root: z.string().default('.'),
   /** A model endpoint outside ng-run (`http://host:port`, no `/v1`) used instead of model_server's
-   * address, e.g. an Anthropic-compatible server for Claude Code while our model servers have no
-   * `/v1/messages`. The harness still gets only the per-rollout dummy key. */
+   * address (no per-rollout routes, no capture). The harness still gets only the per-rollout dummy key. */
   model_base_url: z.string().url().nullable().default(null),
-  /** Give the harness `/ng-rollout/<rollout_id>/v1` on the model server (needs per-rollout routes there). */
-  per_rollout_routes: z.boolean().default(false),
-  /** Build the response from the model server's token capture (needs capture there). */
-  capture: z.boolean().default(false),
+  /** Give the harness `/ng-rollout/<rollout_id>/v1` on the model server (every model server serves
+   * them); off: `<model server>/v1`. Not used with `model_base_url`. */
+  per_rollout_routes: z.boolean().default(true),
+  /** Build the response from the model server's token capture (`GET /ng-rollout/<id>/trajectory`).
+   * null (default): on when the harness talks to `model_server` through per-rollout routes, off
+   * with `model_base_url` (an endpoint outside ng-run has no capture). */
+  capture: z.boolean().nullable().default(null),
   ...sandboxConfigShape('auto'),
 });
 export type HarnessAgentConfig = z.output<typeof HarnessAgentConfigSchema>;
@@ -61,6 +65,8 @@ export type HarnessAgentConfig = z.output<typeof HarnessAgentConfigSchema>;
 type Json = Record<string, unknown>;
 
 interface State {
+  /** Build responses from the model server's token capture. */
+  capture: boolean;
   sandbox: Sandbox;
   rollouts: SlotPool;
   options: HarnessRunOptions;
@@ -83,17 +89,49 @@ export function resolveProgram(config: Pick<HarnessAgentConfig, 'preset' | 'comm
   return { program: binary, readablePaths: [dirname(dirname(binary))] };
 }
 
+/**
+ * The rollout's trajectory from the model server (which drops the capture as it answers). No
+ * capture (the harness never reached the model through its route, or the capture expired) or an
+ * unreadable answer is not a reason to lose the scored rollout: the row is masked with the reason.
+ */
+async function fetchTrajectory(client: ServerClient, server: string, rolloutId: string, signal: AbortSignal): Promise<Trajectory | { unavailable: string }> {
+  try {
+    // Sent once: the answer releases the capture, so a resent request would find nothing.
+    const res = await client.requestUrl(`${server}${rolloutPath(rolloutId)}/trajectory`, undefined, { method: 'GET', requestClass: 'once', signal });
+    if (!res.ok) return { unavailable: res.error().message };
+    const t = res.json<Trajectory>();
+    if (t === null || typeof t !== 'object' || !Array.isArray(t.output) || typeof t.mask_sample !== 'boolean') return { unavailable: `the model server's trajectory answer is not a trajectory: ${res.text.slice(0, 200)}` };
+    return t;
+  } catch (err) {
+    signal.throwIfAborted();
+    return { unavailable: describeError(err) };
+  }
+}
+
+/** Frees the capture of a rollout that failed before its trajectory was read (best effort: the TTL frees it otherwise). */
+async function releaseCapture(server: string, rolloutId: string): Promise<void> {
+  // ServerClient sends GET and POST only; this is one best-effort DELETE.
+  await fetch(`${server}${rolloutPath(rolloutId)}/capture`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) })
+    .then((r) => r.body?.cancel())
+    .catch(() => undefined);
+}
+
 export const server = defineAgent({
   className: 'HarnessAgent',
   configSchema: HarnessAgentConfigSchema,
   setup: async ({ config, log }): Promise<State> => {
-    if (config.capture) throw new HarnessError('capture: true needs token capture on the model server, which this build does not have yet; leave capture off (the response is built from the harness\'s own event stream)');
+    if (config.capture === true && (config.model_base_url !== null || !config.per_rollout_routes)) {
+      throw new HarnessError('capture: true needs the harness to reach `model_server` through per-rollout routes: set `per_rollout_routes: true` and no `model_base_url` (or leave `capture` unset)');
+    }
     const { program, readablePaths } = resolveProgram(config);
     const sandbox = await Sandbox.create({ ...sandboxOptionsFromConfig(config, log), poolSize: config.concurrency, name: 'ng-harness' });
     const network: NetworkMode = sandbox.provider === 'local' ? 'host' : 'model_only';
     if (network === 'host') log.warn('harness_agent: the local sandbox provider shares the host\'s network with the harness (bubblewrap or a container confine it to the model URL)');
     log.info(`harness_agent: preset ${config.preset} (${program}), sandbox ${sandbox.provider}, network ${network}`);
+    const capture = config.capture ?? (config.model_base_url === null && config.per_rollout_routes);
+    log.info(`harness_agent: responses from ${capture ? 'the model server\'s token capture' : 'the harness\'s own events (no token ids)'}`);
     return {
+      capture,
       sandbox,
       rollouts: new SlotPool(config.concurrency, Number.POSITIVE_INFINITY),
       options: {
@@ -132,8 +170,13 @@ export const server = defineAgent({
     body: BaseRunRequestSchema.loose(),
     handler: async (body, ctx) => {
       const row = { ...body, responses_create_params: fullCreateParamsDump(body.responses_create_params) } as Json;
-      const identity = rolloutIdentity(row);
-      if (!identity) throw new HttpError(422, '_ng_rollout_id must be 1-128 letters, digits, `.`, `_` or `-`, starting with a letter or digit');
+      let identity: RolloutIdentity;
+      try {
+        identity = rolloutIdentity(row);
+      } catch (err) {
+        if (err instanceof RolloutIdError) throw new HttpError(422, err.message, undefined, RolloutIdError.code);
+        throw err;
+      }
       const parsed = WorkspaceSchema.safeParse(row.workspace ?? {});
       if (!parsed.success) throw new HttpError(422, `workspace: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
       const instruction = instructionOf(row);
@@ -145,20 +188,32 @@ export const server = defineAgent({
       const cookies = { ...ctx.cookies, ...seed.cookies };
 
       const external = ctx.config.model_base_url;
-      const baseUrl = modelBaseUrl(external ?? ctx.client.baseUrl(model.name), identity.id, { perRolloutRoutes: !external && ctx.config.per_rollout_routes });
-      const run = await ctx.state.rollouts.use(async () => {
-        signal.throwIfAborted();
-        return runHarness(ctx.state.sandbox, ctx.state.options, { workspace: parsed.data, instruction, baseUrl, apiKey: dummyKey() }, signal);
-      });
+      // One address for the harness and the trajectory request: the capture lives in that process.
+      const modelUrl = external ?? ctx.client.baseUrl(model.name);
+      const baseUrl = modelBaseUrl(modelUrl, identity.id, { perRolloutRoutes: !external && ctx.config.per_rollout_routes });
+      const capture = ctx.state.capture;
+      let run: HarnessRun;
+      try {
+        run = await ctx.state.rollouts.use(async () => {
+          signal.throwIfAborted();
+          return runHarness(ctx.state.sandbox, ctx.state.options, { workspace: parsed.data, instruction, baseUrl, apiKey: dummyKey() }, signal);
+        });
+      } catch (err) {
+        if (capture) await releaseCapture(modelUrl, identity.id);
+        throw err;
+      }
       const failure = runFailure(run, ctx.config.timeout_s, ctx.config.max_output_bytes);
       // A recorded failure (never a reward): the answer carries the code, the rollout and why.
       // The answer's own code classes the failure for the collector: a harness killed at its limit is a timeout.
       if (failure) {
+        if (capture) await releaseCapture(modelUrl, identity.id);
         const detail = { code: HarnessError.code, message: `rollout ${identity.id} (${ctx.config.preset}): ${failure}`, rollout_id: identity.id, preset: ctx.config.preset, timed_out: run.timedOut, exit_code: run.exitCode };
         throw new HttpError(500, detail, undefined, run.timedOut ? 'NG_ERR_TIMEOUT' : HarnessError.code);
       }
 
-      const response = await assembleResponse({ rolloutId: identity.id, model: ctx.config.model, transcript: run.transcript, capture: false });
+      const trajectory = capture ? await fetchTrajectory(ctx.client, modelUrl, identity.id, signal) : null;
+      const assembled = assembleResponse({ rolloutId: identity.id, model: ctx.config.model, transcript: run.transcript, trajectory });
+      const response = assembled.response;
       const harness = {
         preset: ctx.config.preset,
         rollout_id: identity.id,
@@ -169,10 +224,13 @@ export const server = defineAgent({
         model_calls: run.modelCalls,
         errors: run.transcript.errors,
         stderr_tail: run.stderr.length > 2000 ? `…${run.stderr.slice(-2000)}` : run.stderr,
+        trajectory: trajectory === null ? null : 'unavailable' in trajectory ? { unavailable: trajectory.unavailable } : { mode: trajectory.mode, chains: trajectory.chains.length, quarantined: trajectory.quarantined.length, metrics: trajectory.metrics },
       };
       const verify = await ctx.client.post(resources.name, '/verify', { ...row, response, harness }, { cookies, signal });
       if (!verify.ok) throw verify.error();
       ctx.setCookies(verify.cookies);
+      // A sample the capture cannot vouch for stays in the output, flagged (never silently trained).
+      if (assembled.maskSample) return { ...verify.json<Json>(), mask_sample: true, failure_reason: assembled.failureReason };
       const type = verify.headers['content-type'];
       if (typeof type === 'string' && type.startsWith('application/json')) return new RawJson(verify.text);
       return verify.json();

@@ -5,11 +5,9 @@
  * every model call shares one model session.
  */
 import { z } from 'zod';
-import { hopFailure, viaHop } from '@nemo-gym/core/client';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
 import { fullCreateParamsDump, ResponseCreateParamsSchema, responseEvents } from '@nemo-gym/core/openai';
-import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, RawJson, SseReply, startIfMain } from '@nemo-gym/core/server';
-import { runAgentLoop } from './src/loop.js';
+import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, runToolLoop, seedRollout, SseReply, startIfMain, verifyAnswer, verifyRollout } from '@nemo-gym/core/server';
 
 export const SimpleAgentConfigSchema = AgentServerConfigSchema.extend({
   resources_server: ResourcesServerRefSchema,
@@ -25,7 +23,7 @@ export const server = defineAgent({
     handler: async (body, ctx) => {
       // The model calls of the loop are never streamed; `stream: true` streams the loop's finished answer.
       const { stream, ...params } = body;
-      const result = await runAgentLoop(params, ctx.config, ctx.client, ctx.cookies, ctx.signal);
+      const result = await runToolLoop(params, ctx.config, ctx.client, ctx.cookies, ctx.signal);
       ctx.setCookies({ ...result.resourcesCookies, ...result.modelCookies });
       return stream ? new SseReply(responseEvents(result.response)) : result.response;
     },
@@ -39,20 +37,13 @@ export const server = defineAgent({
       // it is serialized once.
       const rowText = JSON.stringify(row);
       const signal = ctx.signal;
-      const seed = await ctx.client.post(resources, '/seed_session', rowText, { cookies: ctx.cookies, signal });
-      if (!seed.ok) throw hopFailure('resources', `resources server \`${resources}\` /seed_session`, seed);
-      const cookies = { ...ctx.cookies, ...seed.cookies };
+      const cookies = await seedRollout(ctx.client, resources, rowText, ctx.cookies, signal);
       // Collection keeps its non-streaming path, whatever the row asks for.
       const { stream: _stream, ...params } = body.responses_create_params;
-      const loop = await runAgentLoop(params, ctx.config, ctx.client, cookies, signal);
-      const verifyBody = 'response' in row ? JSON.stringify({ ...row, response: loop.response }) : `${rowText.slice(0, -1)},"response":${JSON.stringify(loop.response)}}`;
-      const verify = await viaHop('verify', ctx.client.post(resources, '/verify', verifyBody, { cookies: loop.resourcesCookies, signal }));
-      if (!verify.ok) throw hopFailure('verify', `resources server \`${resources}\` /verify`, verify);
+      const loop = await runToolLoop(params, ctx.config, ctx.client, cookies, signal);
+      const verify = await verifyRollout(ctx.client, resources, row, rowText, loop.response, loop.resourcesCookies, signal);
       ctx.setCookies({ ...loop.resourcesCookies, ...loop.modelCookies });
-      // A JSON answer is passed on byte for byte (every extra field, numbers as the server wrote them).
-      const type = verify.headers['content-type'];
-      if (typeof type === 'string' && type.startsWith('application/json')) return new RawJson(verify.text);
-      return verify.json();
+      return verifyAnswer(verify);
     },
   },
 });

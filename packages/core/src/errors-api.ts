@@ -19,6 +19,7 @@ export {
   NgError,
   PoolTaskError,
   registerErrorCodes,
+  RolloutIdError,
   ServerDefinitionError,
   ServerResponseError,
   TimeoutError,

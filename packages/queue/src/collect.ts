@@ -255,6 +255,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
         },
         stopped: () => signal?.aborted === true,
         shard: opts.shard,
+        attemptIndex: (t, r) => resume.history.get(rolloutKey(t, r))?.length ?? 0,
       })) {
         const key = rolloutKey(job.taskIndex, job.rolloutIndex);
         if (job.kind === 'bad') {

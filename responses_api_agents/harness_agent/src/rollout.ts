@@ -1,11 +1,8 @@
-// Which model URL a harness is given for one rollout, and the rollout's id. The one place that
-// changes when the model servers serve per-rollout routes (`/ng-rollout/<rollout_id>/…`) and
-// record token captures: `perRolloutRoutes` switches the URL, `captureAssembly` the response.
+// Which model URL a harness is given for one rollout, the rollout's id, and the response built
+// after the run: from the model server's token capture (`/ng-rollout/<id>/trajectory`) when
+// capture is on, else from the harness's own event stream.
 import { randomUUID } from 'node:crypto';
-import { HarnessError } from './errors.js';
-
-/** Upstream's rollout ids: letters, digits, `.`, `_`, `-`; at most 128 characters. */
-const ROLLOUT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+import { applyTrajectory, rolloutIdFromRunBody, rolloutPath, type Trajectory } from '@nemo-gym/core/capture';
 
 export interface RolloutIdentity {
   /** `_ng_rollout_id` when the row gives one, else `<task>-<repeat>` (plus `-a<n>` for a re-dispatch). */
@@ -14,34 +11,18 @@ export interface RolloutIdentity {
   derived: boolean;
 }
 
-function intField(row: Record<string, unknown>, key: string): number | null {
-  const v = row[key];
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
-}
-
 /**
- * The rollout's id as upstream derives it: an explicit `_ng_rollout_id`, else
- * `<_ng_task_index>-<_ng_rollout_index>` with `-a<n>` when `_ng_attempt` > 1, else a fresh id.
- * A malformed explicit id is refused (null): the caller answers 422.
+ * The rollout's id as upstream derives it (`rolloutIdFromRunBody`: an explicit `_ng_rollout_id`,
+ * else `<_ng_task_index>-<_ng_rollout_index>` plus `-a<n>` for `_ng_attempt_index` > 0), else a
+ * fresh id. Throws RolloutIdError (a 400 answer) for a malformed explicit id or index.
  */
-export function rolloutIdentity(row: Record<string, unknown>): RolloutIdentity | null {
-  const explicit = row._ng_rollout_id;
-  if (explicit !== undefined && explicit !== null) {
-    if (typeof explicit !== 'string' || !ROLLOUT_ID.test(explicit)) return null;
-    return { id: explicit, derived: true };
-  }
-  const task = intField(row, '_ng_task_index');
-  const repeat = intField(row, '_ng_rollout_index');
-  if (task !== null && repeat !== null) {
-    const attempt = intField(row, '_ng_attempt');
-    return { id: `${task}-${repeat}${attempt !== null && attempt > 1 ? `-a${attempt - 1}` : ''}`, derived: true };
-  }
-  return { id: `r${randomUUID().replaceAll('-', '').slice(0, 16)}`, derived: false };
+export function rolloutIdentity(row: Record<string, unknown>): RolloutIdentity {
+  const id = rolloutIdFromRunBody(row);
+  return id !== null ? { id, derived: true } : { id: `r${randomUUID().replaceAll('-', '').slice(0, 16)}`, derived: false };
 }
 
 export interface ModelRouting {
-  /** Give the harness `<model_server>/ng-rollout/<id>/v1` instead of `<model_server>/v1`.
-   * Off until every model server serves the per-rollout routes. */
+  /** Give the harness `<model_server>/ng-rollout/<id>/v1` instead of `<model_server>/v1`. */
   perRolloutRoutes: boolean;
 }
 
@@ -49,7 +30,7 @@ export interface ModelRouting {
  * harness of this rollout calls. */
 export function modelBaseUrl(serverUrl: string, rolloutId: string, routing: ModelRouting): string {
   const root = serverUrl.replace(/\/+$/, '');
-  return routing.perRolloutRoutes ? `${root}/ng-rollout/${encodeURIComponent(rolloutId)}/v1` : `${root}/v1`;
+  return routing.perRolloutRoutes ? `${root}${rolloutPath(rolloutId)}/v1` : `${root}/v1`;
 }
 
 export interface AssembleInput {
@@ -57,20 +38,26 @@ export interface AssembleInput {
   model: string;
   /** What the harness's own event stream says it did. */
   transcript: { output: Record<string, unknown>[]; usage: { input_tokens: number; output_tokens: number } };
-  /** Rebuild the generation items from the model server's token capture (not available yet). */
-  capture: boolean;
+  /** The model server's trajectory of the rollout (capture on), or why there is none; null with capture off. */
+  trajectory: Trajectory | { unavailable: string } | null;
+}
+
+export interface AssembledResponse {
+  response: Record<string, unknown>;
+  /** The row must not be trained on (capture on and the trajectory is incomplete or ambiguous). */
+  maskSample: boolean;
+  failureReason: string | null;
 }
 
 /**
- * The rollout's Responses object. Today: the items rebuilt from the harness's event stream (no
- * token ids: a trainer cannot train on them). With capture: the model server's trajectory for
- * `rolloutId` (prefix-chained generation items with their token ids), the one switch to turn on
- * when the capture lands.
+ * The rollout's Responses object. Its output is the capture's rebuilt main chain (generation items
+ * with their token ids) when there is one, else the items rebuilt from the harness's event stream
+ * (no token ids). With capture on, anything short of one whole chain masks the sample, with the
+ * builder's reason; `metadata.trajectory_source` says where the output came from.
  */
-export async function assembleResponse(input: AssembleInput): Promise<Record<string, unknown>> {
-  if (input.capture) throw new HarnessError('token capture is not available on the model servers yet');
+export function assembleResponse(input: AssembleInput): AssembledResponse {
   const { input_tokens, output_tokens } = input.transcript.usage;
-  return {
+  const base = {
     id: `resp_${input.rolloutId}`,
     created_at: Math.floor(Date.now() / 1000),
     error: null,
@@ -86,4 +73,11 @@ export async function assembleResponse(input: AssembleInput): Promise<Record<str
     status: 'completed',
     usage: { input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input_tokens + output_tokens },
   };
+  const t = input.trajectory;
+  if (t === null) return { response: base, maskSample: false, failureReason: null };
+  if ('unavailable' in t) return { response: base, maskSample: true, failureReason: `no token capture for rollout ${input.rolloutId}: ${t.unavailable}` };
+  const applied = applyTrajectory(base, t);
+  const source = applied.replaced ? `capture_${t.mode}` : 'harness_events';
+  const response = { ...applied.response, metadata: { rollout_id: input.rolloutId, trajectory_source: source } };
+  return { response, maskSample: applied.mask_sample, failureReason: applied.mask_sample ? applied.failure_reason : null };
 }

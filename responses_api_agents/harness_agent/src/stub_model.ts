@@ -67,9 +67,10 @@ function countToolResults(dialect: Dialect, body: Json): number {
 }
 
 /** The shell tool each harness offers and the arguments it takes, by the tool's name. */
-export function shellCall(dialect: Dialect, tools: string[], command: string): { name: string; args: Json } | null {
+export function shellCall(tools: string[], command: string): { name: string; args: Json } | null {
   const has = (n: string) => tools.includes(n);
-  if (dialect === 'messages' && has('Bash')) return { name: 'Bash', args: { command, description: 'Run a command' } };
+  // Claude Code's, in whichever dialect it arrives (Messages directly, or as a Responses call through a model server).
+  if (has('Bash')) return { name: 'Bash', args: { command, description: 'Run a command' } };
   if (has('exec_command')) return { name: 'exec_command', args: { cmd: command } };
   if (has('shell_command')) return { name: 'shell_command', args: { command } };
   if (has('shell')) return { name: 'shell', args: { command: ['bash', '-lc', command] } };
@@ -87,7 +88,7 @@ function sse(events: Array<[string | null, unknown]>): string {
 const USAGE = { input_tokens: 10, output_tokens: 5 };
 
 function responsesAnswer(body: Json, turn: StubTurn, tools: string[], stream: boolean): { type: string; text: string } {
-  const call = 'command' in turn ? shellCall('responses', tools, turn.command) : null;
+  const call = 'command' in turn ? shellCall(tools, turn.command) : null;
   const item: Json = call
     ? { type: 'function_call', id: nextId('fc'), call_id: nextId('call'), name: call.name, arguments: JSON.stringify(call.args), status: 'completed' }
     : { type: 'message', id: nextId('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'text' in turn ? turn.text : `no shell tool among: ${tools.join(', ')}`, annotations: [] }] };
@@ -107,7 +108,7 @@ function responsesAnswer(body: Json, turn: StubTurn, tools: string[], stream: bo
 }
 
 function chatAnswer(body: Json, turn: StubTurn, tools: string[], stream: boolean): { type: string; text: string } {
-  const call = 'command' in turn ? shellCall('chat', tools, turn.command) : null;
+  const call = 'command' in turn ? shellCall(tools, turn.command) : null;
   const id = nextId('chatcmpl');
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? 'stub';
@@ -128,7 +129,7 @@ function chatAnswer(body: Json, turn: StubTurn, tools: string[], stream: boolean
 }
 
 function messagesAnswer(body: Json, turn: StubTurn, tools: string[], stream: boolean): { type: string; text: string } {
-  const call = 'command' in turn ? shellCall('messages', tools, turn.command) : null;
+  const call = 'command' in turn ? shellCall(tools, turn.command) : null;
   const block: Json = call ? { type: 'tool_use', id: nextId('toolu'), name: call.name, input: call.args } : { type: 'text', text: 'text' in turn ? turn.text : `no shell tool among: ${tools.join(', ')}` };
   const stop = call ? 'tool_use' : 'end_turn';
   const message = { id: nextId('msg'), type: 'message', role: 'assistant', model: body.model ?? 'stub', content: [block], stop_reason: stop, stop_sequence: null, usage: USAGE };

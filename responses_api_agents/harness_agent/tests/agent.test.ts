@@ -183,13 +183,19 @@ describe.skipIf(!hasDebianPython)('harness_agent with a stand-in harness', () =>
     }
   }, 60_000);
 
+  it('capture: true where the harness does not reach model_server through per-rollout routes is refused at start-up', async () => {
+    for (const extra of [{ model_base_url: model.url }, { per_rollout_routes: false }]) {
+      await expect(inProcessStack({ ...fake(['calls', '1']), capture: true, ...extra })).rejects.toThrow(/capture: true needs the harness to reach `model_server` through per-rollout routes/);
+    }
+  });
+
   it('per_rollout_routes: the harness calls the model server under /ng-rollout/<rollout_id>/v1 (switch for the per-rollout routes)', async () => {
     const policy = globalConfigFor({ policy_model: { kind: 'responses_api_models', impl: 'openai_model', port: model.port } });
     for (const [on, path] of [
       [true, '/ng-rollout/task7-r0/v1/chat/completions'],
       [false, '/v1/chat/completions'],
     ] as const) {
-      const stack = await inProcessStack({ ...fake(['calls', '1']), per_rollout_routes: on }, policy);
+      const stack = await inProcessStack({ ...fake(['calls', '1']), per_rollout_routes: on, capture: false }, policy);
       try {
         const before = model.calls.length;
         const r = await stack.agent.post('/run', { ...calc(), _ng_rollout_id: 'task7-r0' });

@@ -3,9 +3,11 @@
  * (in front of a scripted model on 127.0.0.1), coding_repo and one harness_agent per preset, then
  * `ng-collect-rollouts` over coding_repo's five example rows. The scripted model makes each
  * harness run the row's fix through its own shell tool; coding_repo scores the work folder's diff.
- * Codex (streaming Responses) and OpenCode (streaming Chat Completions) reach the model through
- * openai_model; Claude Code talks Anthropic Messages, which our model servers do not serve yet, so
- * its agent is pointed at the scripted model directly (`model_base_url`).
+ * All three reach the model through openai_model's per-rollout routes: Codex with streaming
+ * Responses, OpenCode with streaming Chat Completions, Claude Code with streaming Anthropic
+ * Messages (`/v1/messages`, mapped onto the Responses call openai_model makes). Capture is on (the
+ * default); openai_model's backend gives no token ids, so each row is scored, kept, and masked with
+ * that reason, its response rebuilt from the harness's own events.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,7 +52,7 @@ describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts
       ...extra.map((l) => `      ${l}`),
     ];
     const hangAgent = block('harness_hang', 'generic', ['command: /usr/bin/python3', `args: [${join(FIXTURES, 'fake_harness.py')}, hang, ${HANG_MARKER}]`, `readable_paths: [${FIXTURES}]`]).map((l) => l.replace('timeout_s: 120', 'timeout_s: 2'));
-    writeFileSync(agentsYaml, [...block(AGENTS.opencode, 'opencode'), ...block(AGENTS.claude_code, 'claude_code', [`model_base_url: ${model.url}`]), ...hangAgent, ''].join('\n'));
+    writeFileSync(agentsYaml, [...block(AGENTS.opencode, 'opencode'), ...block(AGENTS.claude_code, 'claude_code'), ...hangAgent, ''].join('\n'));
     stack = await startStack([
       `+config_paths=[responses_api_models/openai_model/configs/openai_model.yaml,resources_servers/coding_repo/configs/coding_repo.yaml,${agentsYaml}]`,
       `+policy_base_url=${model.url}/v1`,
@@ -91,21 +93,34 @@ describe.skipIf(!installed)('harness CLIs through ng-run and ng-collect-rollouts
       expect(types).toEqual(['function_call', 'function_call_output', 'message']);
       expect(row.response.output[0].arguments).toContain('sed -i');
       expect(row.harness.final_text).toBe('Fixed; the tests pass now.');
+      expect(row.response.metadata.trajectory_source).toBe('harness_events');
     }
     expect(out.map((r) => r.id).sort()).toEqual(rows().map((r) => r.id).sort());
   });
 
-  it('codex and opencode went through openai_model (policy key added there); the harnesses only ever held a dummy key', () => {
+  it('all three went through openai_model (policy key added there, Claude Code\'s Messages as Responses calls); the harnesses only ever held a dummy key', () => {
     const byDialect = (d: string) => model.calls.filter((c) => c.dialect === d);
-    expect(byDialect('responses').length).toBeGreaterThanOrEqual(10);
+    // Codex's and Claude Code's calls reach the scripted model as Responses calls, OpenCode's as Chat Completions.
+    expect(byDialect('responses').length).toBeGreaterThanOrEqual(20);
     expect(byDialect('chat').length).toBeGreaterThanOrEqual(10);
-    expect(byDialect('messages').length).toBeGreaterThanOrEqual(10);
-    for (const c of [...byDialect('responses'), ...byDialect('chat')]) expect(c.headers.authorization).toBe(`Bearer ${CANARY}`);
-    for (const c of byDialect('messages')) {
-      expect(String(c.headers['x-api-key'])).toMatch(/^ng-harness-[0-9a-f]{24}$/);
-      expect(JSON.stringify(c.headers)).not.toContain(CANARY);
-    }
+    expect(byDialect('messages')).toHaveLength(0);
+    for (const c of model.calls) expect(c.headers.authorization).toBe(`Bearer ${CANARY}`);
     for (const out of Object.values(results)) expect(JSON.stringify(out)).not.toContain(CANARY);
+  });
+
+  it.each([
+    ['codex', '/v1/responses'],
+    ['opencode', '/v1/chat/completions'],
+    ['claude_code', '/v1/messages'],
+  ])('%s: captured under its rollout id on %s; no token ids from openai_model, so the row is kept, masked, and says why', (preset, route) => {
+    for (const row of results[preset]!) {
+      expect(row.harness.rollout_id).toBe(`${row._ng_task_index}-${row._ng_rollout_index}`);
+      expect(row.mask_sample).toBe(true);
+      expect(row.failure_reason).toMatch(/call\(s\) have no token ids/);
+      expect(row.failure_reason).toContain(`(${route})`);
+      expect(row.harness.trajectory.metrics.calls).toBeGreaterThanOrEqual(2);
+      expect(row.harness.trajectory.metrics.calls_without_token_ids).toBe(row.harness.trajectory.metrics.calls);
+    }
   });
 
   it('a harness that hangs is killed at timeout_s and recorded as a failed rollout (class timeout), not a reward 0', () => {

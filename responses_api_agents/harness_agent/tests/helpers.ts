@@ -36,6 +36,9 @@ export async function inProcessStack(agentConfig: Record<string, unknown>, globa
     config: { name: 'harness', resources_server: { type: 'resources_servers', name: 'coding_repo' }, model_server: { type: 'responses_api_models', name: 'policy_model' }, ...agentConfig },
     globalConfig,
     listen: true,
+  }).catch(async (err: unknown) => {
+    await repo.close();
+    throw err;
   });
   return {
     repo,

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runFailure, type HarnessRun } from '../src/harness.js';
 import { claudeCodePreset, codexPreset, genericPreset, opencodePreset, toToml, type LaunchContext } from '../src/presets.js';
+import { RolloutIdError } from '@nemo-gym/core/errors';
 import { modelBaseUrl, rolloutIdentity } from '../src/rollout.js';
 import { checkRelativePath, instructionOf } from '../src/workspace.js';
 
@@ -94,11 +95,13 @@ describe('per-rollout configuration', () => {
 
 describe('rollout ids and model URLs', () => {
   it('explicit _ng_rollout_id, else <task>-<repeat> with -a<n> for a re-dispatch; malformed ids refused', () => {
+    // Upstream's keys (the collector sends them): `_ng_attempt_index` n > 0 adds `-a<n>`.
     expect(rolloutIdentity({ _ng_rollout_id: 'abc-1' })).toEqual({ id: 'abc-1', derived: true });
-    expect(rolloutIdentity({ _ng_task_index: 3, _ng_rollout_index: 1 })?.id).toBe('3-1');
-    expect(rolloutIdentity({ _ng_task_index: 3, _ng_rollout_index: 1, _ng_attempt: 2 })?.id).toBe('3-1-a1');
-    expect(rolloutIdentity({})?.derived).toBe(false);
-    for (const bad of ['../x', '', 'a b', 'x'.repeat(129), 7]) expect(rolloutIdentity({ _ng_rollout_id: bad })).toBeNull();
+    expect(rolloutIdentity({ _ng_task_index: 3, _ng_rollout_index: 1 }).id).toBe('3-1');
+    expect(rolloutIdentity({ _ng_task_index: 3, _ng_rollout_index: 1, _ng_attempt_index: 0 }).id).toBe('3-1');
+    expect(rolloutIdentity({ _ng_task_index: 3, _ng_rollout_index: 1, _ng_attempt_index: 1 }).id).toBe('3-1-a1');
+    expect(rolloutIdentity({}).derived).toBe(false);
+    for (const bad of ['../x', '', 'a b', 'x'.repeat(201), 7]) expect(() => rolloutIdentity({ _ng_rollout_id: bad })).toThrow(RolloutIdError);
   });
 
   it('the base URL is <server>/v1, or /ng-rollout/<id>/v1 once per-rollout routes are on', () => {

@@ -1,4 +1,5 @@
 /** @nemo-gym/core/capture: per-rollout model routes, token capture and the trajectory builder. */
 export { CallCapture } from './recorder.js';
+export { rolloutIdFromRunBody, rolloutPath } from './rollout-id.js';
 export { type CaptureEntry } from './store.js';
-export { type Trajectory } from './trajectory.js';
+export { applyTrajectory, type Trajectory } from './trajectory.js';

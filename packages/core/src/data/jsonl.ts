@@ -25,6 +25,32 @@ export function parseJsonObject(text: string): ParsedObject {
   return { row: null, problem: `a JSON ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}, not an object` };
 }
 
+/**
+ * `text` (the JSON text of `obj`) with `fields` added: spliced before its closing brace, so the
+ * object's own bytes stay as they are, when the text is one line and `obj` has none of the fields;
+ * else `obj` with the fields (theirs replacing its own) serialized again. One line, no newline.
+ */
+export function withJsonFields(text: string, obj: JsonObject, fields: JsonObject): string {
+  const end = text.lastIndexOf('}');
+  const keys = Object.keys(fields);
+  const spliceable =
+    end > 0 &&
+    text.charCodeAt(0) === 123 /* { */ &&
+    text.slice(end + 1).trim() === '' &&
+    !text.includes('\n') &&
+    !text.includes('\r') &&
+    !keys.some((k) => Object.hasOwn(obj, k));
+  if (!spliceable) return JSON.stringify({ ...obj, ...fields });
+  const added = JSON.stringify(fields).slice(1, -1);
+  if (!added) return text.slice(0, end + 1);
+  let head = text.slice(0, end);
+  // `{}` or `{ }`: nothing before the fields needs a comma.
+  let i = head.length - 1;
+  while (i > 0 && (head.charCodeAt(i) === 32 || head.charCodeAt(i) === 9)) i--;
+  if (i === 0) head = '{';
+  return `${head}${i === 0 ? '' : ','}${added}}`;
+}
+
 export type JsonlLine = Line & ParsedObject;
 
 /** Every non-blank line of a JSONL file, in order, with its 1-based number: the row, or the problem. */

@@ -368,6 +368,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
       onSkip: (n) => (skipped += n),
       stopped,
       shard: opts.shard,
+      attemptIndex: (t, r) => resume.history.get(rolloutKey(t, r))?.length ?? 0,
     });
     await runBounded(
       jobs,

@@ -49,6 +49,9 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   NG_ERR_SERVER_UNREACHABLE: 'server_unreachable',
   NG_ERR_BAD_RESULT: 'bad_result',
   NG_ERR_BAD_JSON: 'bad_result',
+  // The model that plays the user (responses_api_agents/user_simulation_agent).
+  NG_ERR_USER_MODEL_FAILED: 'model_unreachable',
+  NG_ERR_USER_MODEL_TIMEOUT: 'timeout',
 };
 
 /**

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { parseJsonObject } from '../data/jsonl.js';
+import { parseJsonObject, withJsonFields } from '../data/jsonl.js';
 import { readLines } from '../data/lines.js';
 import { BadRowError } from '../errors.js';
 
@@ -42,7 +42,7 @@ export interface RolloutJob {
   /** 1-based line of the input file. */
   line: number;
   agent: string;
-  /** The request body for /run, serialized once per row and shared by its repeats. */
+  /** The request body for /run: the row with the rollout's identity fields ({@link runBody}). */
   body: string;
 }
 
@@ -69,6 +69,20 @@ export interface ReadJobsOptions {
   stopped: () => boolean;
   /** Only tasks whose index is `index` modulo `count` (static sharding). */
   shard?: { index: number; count: number } | null;
+  /** Attempts of (task, rollout) recorded before this run (its `_ng_attempt_index`); default 0. */
+  attemptIndex?: (taskIndex: number, rolloutIndex: number) => number;
+}
+
+/**
+ * The /run body of one rollout: the row with the identity upstream's collector gives every rollout,
+ * `_ng_task_index`, `_ng_rollout_index` and `_ng_attempt_index` (earlier attempts of this rollout),
+ * set by the collector whatever the row held. An agent that needs a rollout id derives it from them
+ * (`rolloutIdFromRunBody`: `<task>-<repeat>`, `-a<n>` for a re-dispatch) unless the row gives an
+ * explicit `_ng_rollout_id`, which is left as it is; other agents ignore the fields. The row's own
+ * bytes are kept: the fields are spliced in before its closing brace where the text allows.
+ */
+export function runBody(rowText: string, row: Record<string, unknown>, taskIndex: number, rolloutIndex: number, attemptIndex: number): string {
+  return withJsonFields(rowText.trim(), row, { _ng_task_index: taskIndex, _ng_rollout_index: rolloutIndex, _ng_attempt_index: attemptIndex });
 }
 
 /**
@@ -125,7 +139,7 @@ export async function* readJobs(opts: ReadJobsOptions): AsyncGenerator<RolloutJo
       }
       for (const r of pending) {
         if (opts.stopped()) return;
-        yield { kind: 'run', taskIndex, rolloutIndex: r, line, agent, body: parsed.body };
+        yield { kind: 'run', taskIndex, rolloutIndex: r, line, agent, body: runBody(parsed.body, parsed.row, taskIndex, r, opts.attemptIndex?.(taskIndex, r) ?? 0) };
       }
     }
   } finally {

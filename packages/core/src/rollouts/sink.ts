@@ -9,6 +9,7 @@ import { extname } from 'node:path';
 import { redactUrlCredentials } from '../config/redact.js';
 import { CollectFileError, type NgError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic.js';
+import { withJsonFields } from '../data/jsonl.js';
 import { fileProblem } from './files.js';
 
 export function sidecarPath(outputPath: string, suffix: string): string {
@@ -56,30 +57,13 @@ function maskedFailure(rec: FailureRecord): FailureRecord {
   };
 }
 
-const TAGS = ['_ng_task_index', '_ng_rollout_index', '_ng_agent'] as const;
-
 /**
  * The output line for one result: the agent's JSON text with the tags added before its closing
  * brace, so the result's own bytes are written as they came. Falls back to serializing the
  * parsed object when the text cannot take a splice safely (a tag already present, a line break).
  */
 export function taggedLine(text: string, result: Record<string, unknown>, taskIndex: number, rolloutIndex: number, agent: string): string {
-  const tags = `"_ng_task_index":${taskIndex},"_ng_rollout_index":${rolloutIndex},"_ng_agent":${JSON.stringify(agent)}`;
-  const end = text.lastIndexOf('}');
-  const spliceable =
-    end > 0 &&
-    text.charCodeAt(0) === 123 /* { */ &&
-    text.slice(end + 1).trim() === '' &&
-    !text.includes('\n') &&
-    !text.includes('\r') &&
-    !TAGS.some((t) => Object.hasOwn(result, t));
-  if (!spliceable) return `${JSON.stringify({ ...result, _ng_task_index: taskIndex, _ng_rollout_index: rolloutIndex, _ng_agent: agent })}\n`;
-  let head = text.slice(0, end);
-  // `{}` or `{ }`: nothing before the tags needs a comma.
-  let i = head.length - 1;
-  while (i > 0 && (head.charCodeAt(i) === 32 || head.charCodeAt(i) === 9)) i--;
-  if (i === 0) head = '{';
-  return `${head}${i === 0 ? '' : ','}${tags}}\n`;
+  return `${withJsonFields(text, result, { _ng_task_index: taskIndex, _ng_rollout_index: rolloutIndex, _ng_agent: agent })}\n`;
 }
 
 /**

@@ -96,7 +96,13 @@ describe('collectRollouts with a stub agent', () => {
     expect(new Set(lines.map((l) => JSON.parse(l)._ng_rollout_index))).toEqual(new Set([0, 1]));
     // The rows reach the agent unchanged.
     expect(agent.runs.map((r) => r.city).sort()).toEqual(['Lima', 'Lima', 'Oslo', 'Oslo', 'Paris', 'Paris']);
-    expect(agent.runs[0]).toEqual(rows.find((r) => r.city === agent.runs[0]!.city));
+    // …apart from the identity upstream's collector adds to every /run body (agents derive rollout ids from it).
+    for (const run of agent.runs) {
+      const { _ng_task_index: t, _ng_rollout_index: r, _ng_attempt_index: a, ...own } = run;
+      expect(own).toEqual(rows[t]);
+      expect([r, a]).toEqual([expect.any(Number), 0]);
+    }
+    expect(new Set(agent.runs.map((x) => `${x._ng_task_index}-${x._ng_rollout_index}`)).size).toBe(6);
     const metrics = JSON.parse(readFileSync(summary.metricsPath, 'utf8'));
     expect(metrics.mean.reward).toBeCloseTo(4 / 6);
     expect(metrics['pass@1']).toBeCloseTo(2 / 3);
@@ -144,6 +150,26 @@ describe('collectRollouts with a stub agent', () => {
       [1, 500, 'yes', 1],
       [2, 500, 'yes', 1],
     ]);
+  });
+
+  it('a rerun sends a failed rollout with its next _ng_attempt_index (a new rollout id: <task>-<repeat>-a<n>); a row\'s own identity fields are replaced, its _ng_rollout_id kept', async () => {
+    const agent = await startAgent((row, req, res) => {
+      if (row.city !== 'Lima' || row._ng_attempt_index > 1) return answer(row, req, res);
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"detail": "tool crashed"}');
+    });
+    const stamped = [...rows.slice(0, 2), { ...rows[2]!, _ng_task_index: 99, _ng_attempt_index: 7, _ng_rollout_id: 'lima-explicit' }];
+    const { input, output } = inputFile(stamped);
+    const client = clientFor(agent.port);
+    for (let run = 0; run < 3; run++) await collectRollouts({ client, inputPath: input, outputPath: output, agentName: 'my_agent', concurrency: 2 });
+    const lima = agent.runs.filter((r) => r.city === 'Lima');
+    expect(lima.map((r) => [r._ng_task_index, r._ng_rollout_index, r._ng_attempt_index, r._ng_rollout_id])).toEqual([
+      [2, 0, 0, 'lima-explicit'],
+      [2, 0, 1, 'lima-explicit'],
+      [2, 0, 2, 'lima-explicit'],
+    ]);
+    expect(agent.runs.filter((r) => r.city !== 'Lima').map((r) => r._ng_attempt_index)).toEqual([0, 0]);
+    expect(readJsonl(output).map((r) => r.city).sort()).toEqual(['Lima', 'Oslo', 'Paris']);
   });
 
   it('does not resend a 429 that the agent passed on after it had started the rollout; it is recorded as delivered', async () => {
