@@ -114,15 +114,14 @@ async function makeWorkspace(otherPorts: number[] = []): Promise<Workspace> {
   link(realpathSync(join(ROOT, 'node_modules/vitest')), join(ws, 'node_modules/vitest'));
   link(join(ROOT, 'packages/core'), join(ws, 'node_modules/@nemo-gym/core'));
   // The MCP SDK a client of mcp.md installs in its own project (the copy the lockfile pins).
-  link(realpathSync(join(ROOT, 'packages/core/node_modules/@modelcontextprotocol/sdk')), join(ws, 'node_modules/@modelcontextprotocol/sdk'));
+  link(realpathSync(join(ROOT, 'packages/mcp/node_modules/@modelcontextprotocol/sdk')), join(ws, 'node_modules/@modelcontextprotocol/sdk'));
   const core = join(ROOT, 'packages/core/src');
   writeFileSync(
     join(ws, 'vitest.config.mjs'),
     `import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: [
-    { find: /^@nemo-gym\\/core$/, replacement: ${JSON.stringify(join(core, 'index.ts'))} },
-    { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(core, 'errors.ts'))} },
+    { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(core, 'errors-api.ts'))} },
     { find: /^@nemo-gym\\/core\\/([a-z]+)$/, replacement: ${JSON.stringify(core)} + '/$1/index.ts' },
   ] },
   test: { include: ['resources_servers/*/tests/**/*.test.ts'], pool: 'forks', maxWorkers: 1 },

@@ -46,8 +46,7 @@ beforeAll(() => {
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@nemo-gym\\/core$/, replacement: ${JSON.stringify(join(coreDir, 'src/index.ts'))} },
-      { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(coreDir, 'src/errors.ts'))} },
+      { find: /^@nemo-gym\\/core\\/errors$/, replacement: ${JSON.stringify(join(coreDir, 'src/errors-api.ts'))} },
       { find: /^@nemo-gym\\/core\\/([a-z]+)$/, replacement: ${JSON.stringify(join(coreDir, 'src'))} + '/$1/index.ts' },
     ],
   },
@@ -147,7 +146,7 @@ describe('ng-init-resources-server', () => {
     });
     expect(result.errors).toHaveLength(0);
     expect(existsSync(join(dir, 'dist/app.js'))).toBe(true);
-    if (existsSync(join(coreDir, 'dist/src/index.js'))) {
+    if (existsSync(join(coreDir, 'dist/src/server/index.js'))) {
       const name = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('./resources_servers/my_env/dist/app.js'); console.log(m.server.className)"], { cwd: ws })
         .toString()
         .trim();

@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOpenPort, getFirstServerConfigDict, getGlobalConfig, parseGlobalConfig, parseOverride, redactSecrets, resolveAll } from '@nemo-gym/core/config';
+import { findOpenPort, parseGlobalConfig, parseOverride, redactSecrets, resolveAll } from '@nemo-gym/core/config';
+import { getFirstServerConfigDict } from '../src/config/instances.js';
+import { getGlobalConfig } from '../src/config/parse.js';
 import { ConfigError } from '@nemo-gym/core/errors';
 import { mergeAll, parseOverrideValue, resetGlobalConfigCache } from '@nemo-gym/core/internal';
 

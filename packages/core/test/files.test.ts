@@ -8,19 +8,9 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  acquireOutputLock,
-  AtomicFile,
-  checkInputFile,
-  checkOutputFile,
-  fileErrorLine,
-  isFsError,
-  lockPathOf,
-  removeStaleTemps,
-  sameFile,
-  tempPathOf,
-  writeFileAtomic,
-} from '@nemo-gym/core/files';
+import { acquireOutputLock, AtomicFile, checkInputFile, checkOutputFile, fileErrorLine, isFsError, lockPathOf, tempPathOf, writeFileAtomic } from '@nemo-gym/core/files';
+import { removeStaleTemps } from '../src/files/atomic.js';
+import { sameFile } from '../src/files/paths.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'ng-files-'));
 

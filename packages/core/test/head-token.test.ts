@@ -8,8 +8,10 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { findOpenPort } from '@nemo-gym/core/config';
-import { ConfigError, ERRORS } from '@nemo-gym/core/errors';
-import { configuredHeadToken, headTokenFile, headTokenHeaders, readHeadTokenFile, removeHeadTokenFile, startHeadServer, tokensMatch, writeHeadTokenFile } from '@nemo-gym/core/server';
+import { ConfigError } from '@nemo-gym/core/errors';
+import { ERRORS } from '../src/errors.js';
+import { configuredHeadToken, headTokenHeaders, removeHeadTokenFile, startHeadServer, writeHeadTokenFile } from '@nemo-gym/core/server';
+import { headTokenFile, readHeadTokenFile, tokensMatch } from '../src/server/head-token.js';
 
 const TOKEN = 'tok-0123456789abcdef-right';
 const closers: (() => Promise<unknown>)[] = [];

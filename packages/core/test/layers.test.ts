@@ -14,6 +14,8 @@ const LAYERS: Record<string, number> = {
   // The one secret rule imports nothing; errors.ts masks every coded error's message with it.
   'secret-rule.ts': -1,
   'errors.ts': 0,
+  // The public subpath /errors: the names of errors.ts used outside the core.
+  'errors-api.ts': 0.5,
   'errors-doc.ts': 1,
   py: 1,
   http: 1,
@@ -31,7 +33,6 @@ const LAYERS: Record<string, number> = {
   rollouts: 6,
   testing: 7,
   internal: 7,
-  'index.ts': 8,
 };
 
 function sources(dir: string, out: string[] = []): string[] {
@@ -123,13 +124,13 @@ function filesOf(groups: string[]): [string, string][] {
 }
 
 describe('the public API of @nemo-gym/core', () => {
-  it('the root exports exactly the union of the subpaths (test helpers aside), and nothing internal', async () => {
+  it('has no root entry: every import names a subpath, and /internal shares no name with a public subpath', async () => {
+    expect(SUBPATHS).not.toContain('');
+    expect(existsSync(join(SRC, 'index.ts'))).toBe(false);
     const load = (subpath: string) => import(`@nemo-gym/core${subpath}`) as Promise<Record<string, unknown>>;
-    const root = await load('');
-    const parts = await Promise.all(PUBLIC_SUBPATHS.filter((s) => s !== '' && s !== '/testing').map(load));
+    const parts = await Promise.all(PUBLIC_SUBPATHS.map(load));
     const union = new Set(parts.flatMap((m) => Object.keys(m)));
-    expect(Object.keys(root).sort()).toEqual([...union].sort());
-    expect(Object.keys(await load('/internal')).filter((k) => k in root)).toEqual([]);
+    expect(Object.keys(await load('/internal')).filter((k) => union.has(k))).toEqual([]);
   });
 
   it('code outside the core imports only public paths (internal only from the core\'s own tests)', () => {
@@ -162,6 +163,74 @@ describe('the public API of @nemo-gym/core', () => {
       }
     }
     expect(bad).toEqual([]);
+  });
+});
+
+/** Comments out of a module's text (a commented-out import is not a use). */
+function uncommented(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+}
+
+/** The names in an `{ a, type B, c as d }` list: the exported (`as`) name when `exported`, else the imported one. */
+function listNames(list: string, exported: boolean): string[] {
+  return list
+    .split(',')
+    .map((part) => part.trim().replace(/^type\s+/, ''))
+    .filter((part) => part !== '')
+    .map((part) => {
+      const [name, alias] = part.split(/\s+as\s+/);
+      return (exported ? (alias ?? name) : name)!.trim();
+    });
+}
+
+/** Every name a module exports (declarations and `export { … }` lists); `*` for an `export *`, which cannot be checked. */
+function exportedNames(text: string): string[] {
+  const code = uncommented(text);
+  const names: string[] = [];
+  for (const m of code.matchAll(/^export\s+(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:class|const|let|var|function\*?|type|interface|enum)\s+([A-Za-z_$][\w$]*)/gm)) names.push(m[1]!);
+  for (const m of code.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)) names.push(...listNames(m[1]!, true));
+  if (/^export\s+\*/m.test(code)) names.push('*');
+  return names;
+}
+
+/** `<subpath>:<name>` for every name a module imports or re-exports from a subpath of the core (`import type` too). */
+function coreNamesUsed(text: string): string[] {
+  const out: string[] = [];
+  for (const m of uncommented(text).matchAll(/\b(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*['"]@nemo-gym\/core(\/[\w-]+)?['"]/g)) {
+    for (const name of listNames(m[1]!, false)) out.push(`${m[2] ?? ''}:${name}`);
+  }
+  return out;
+}
+
+describe('every name of the public API of @nemo-gym/core is used outside it', () => {
+  it('reads names from the forms imports and exports take', () => {
+    const sample = `import { a, type B, c as d } from '@nemo-gym/core/server';
+import type {
+  E,
+  F,
+} from '@nemo-gym/core/openai';
+export { g } from '@nemo-gym/core/py';
+export type { H as I } from "@nemo-gym/core/errors";
+// import { commented } from '@nemo-gym/core/server';
+import { other } from '@nemo-gym/corex/server';`;
+    expect(coreNamesUsed(sample)).toEqual(['/server:a', '/server:B', '/server:c', '/openai:E', '/openai:F', '/py:g', '/errors:H']);
+    expect(exportedNames("export { a, type B, c as d } from './x.js';\nexport const e = 1;\nexport interface F {}\n/** export const not = 1; */\nexport * from './y.js';")).toEqual(['e', 'F', 'a', 'B', 'd', '*']);
+  });
+
+  it('each subpath exports only names that servers, packages, commands or tests outside the core import from it', () => {
+    const used = new Set<string>();
+    for (const [file, rel] of filesOf(['packages', 'resources_servers', 'responses_api_models', 'responses_api_agents', 'tests'])) {
+      if (!rel.startsWith('packages/core/')) for (const key of coreNamesUsed(readFileSync(file, 'utf8'))) used.add(key);
+    }
+    const manifest = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { exports: Record<string, { types: string }> };
+    const unused: string[] = [];
+    for (const subpath of PUBLIC_SUBPATHS) {
+      const names = exportedNames(readFileSync(resolve(SRC, '..', manifest.exports[`.${subpath}`]!.types), 'utf8'));
+      expect(names.length, `${subpath} exports nothing`).toBeGreaterThan(0);
+      for (const name of names) if (!used.has(`${subpath}:${name}`)) unused.push(`@nemo-gym/core${subpath}: ${name}`);
+    }
+    // A name used only inside the core stays exported from its module, not from the subpath.
+    expect(unused).toEqual([]);
   });
 });
 
@@ -219,5 +288,29 @@ describe('benchmark tooling (@nemo-gym/bench)', () => {
       .map(([, rel]) => rel)
       .filter((rel) => !rel.startsWith('packages/bench/') && rel !== BENCH_COMMAND && /(^|\/)bench[^/]*\.ts$/.test(rel));
     expect(stray).toEqual([]);
+  });
+});
+
+describe('MCP serving (@nemo-gym/mcp) stays out of the core and the plain servers', () => {
+  it('no core source imports the MCP SDK or the MCP package statically, and the core does not depend on them', () => {
+    const bad = tree(SRC)
+      .filter((file) => /from '(@modelcontextprotocol\/[^']*|@nemo-gym\/mcp)'|import\('@modelcontextprotocol\//.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(REPO, file));
+    const manifest = JSON.parse(readFileSync(resolve(SRC, '../package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(bad).toEqual([]);
+    expect(Object.keys(manifest.dependencies ?? {}).filter((d) => d.startsWith('@modelcontextprotocol/') || d === '@nemo-gym/mcp')).toEqual([]);
+  });
+
+  it('no server depends on the MCP SDK or the MCP package, but mcp_tools (an MCP client)', () => {
+    const bad: string[] = [];
+    for (const group of ['resources_servers', 'responses_api_models', 'responses_api_agents']) {
+      for (const pkg of readdirSync(join(REPO, group))) {
+        const path = join(REPO, group, pkg, 'package.json');
+        if (!existsSync(path) || `${group}/${pkg}` === 'resources_servers/mcp_tools') continue;
+        const manifest = JSON.parse(readFileSync(path, 'utf8')) as { dependencies?: Record<string, string> };
+        for (const dep of Object.keys(manifest.dependencies ?? {})) if (dep.startsWith('@modelcontextprotocol/') || dep === '@nemo-gym/mcp') bad.push(`${group}/${pkg}: ${dep}`);
+      }
+    }
+    expect(bad).toEqual([]);
   });
 });

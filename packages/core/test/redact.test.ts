@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { collectSecretValues, instanceConfig, isSecretKey, publicConfig, redactSecrets, redactUrlCredentials } from '../src/config/index.js';
+import { collectSecretValues, instanceConfig, publicConfig, redactSecrets, redactUrlCredentials } from '../src/config/index.js';
+import { isSecretKey } from '../src/config/redact.js';
 
 describe('isSecretKey', () => {
   it.each([

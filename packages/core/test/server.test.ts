@@ -4,8 +4,10 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ServerClient } from '@nemo-gym/core/client';
-import { HttpError, ServerUnreachableError } from '@nemo-gym/core/errors';
-import { BaseVerifyRequestSchema, decodeSession, defineResourcesServer, encodeSession, RawJson, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
+import { HttpError } from '@nemo-gym/core/errors';
+import { ServerUnreachableError } from '../src/errors.js';
+import { BaseVerifyRequestSchema, decodeSession, defineResourcesServer, RawJson, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
+import { encodeSession } from '../src/server/session.js';
 
 const server = defineResourcesServer({
   className: 'TestResourcesServer',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatCookieHeader, parseCookieHeader, parseSetCookies } from '@nemo-gym/core/client';
-import { encodeSession } from '@nemo-gym/core/server';
+import { formatCookieHeader, parseCookieHeader, parseSetCookies } from '../src/http/cookies.js';
+import { encodeSession } from '../src/server/session.js';
 import { sessionCookies } from '@nemo-gym/core/internal';
 
 describe('cookie headers', () => {

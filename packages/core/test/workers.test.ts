@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { NgError, TimeoutError } from '@nemo-gym/core/errors';
-import { defaultWorkerCount, replicasOnHost, runWithTimeLimit, WorkerPool } from '@nemo-gym/core/workers';
+import { defaultWorkerCount, replicasOnHost, WorkerPool } from '@nemo-gym/core/workers';
+import { runWithTimeLimit } from '../src/workers/inline.js';
 
 function taskModule(source: string): URL {
   const dir = mkdtempSync(join(tmpdir(), 'ng-pool-'));

@@ -4,7 +4,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { functionCall, messageItem } from '@nemo-gym/core';
+import { functionCall, messageItem } from '@nemo-gym/core/openai';
 import type { RequestShim } from './bridge.js';
 import { HarnessError } from './errors.js';
 

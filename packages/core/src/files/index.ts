@@ -3,8 +3,8 @@
  * the output, flushed and renamed), one writer per output (a lock file), inputs and outputs checked
  * before anything is opened, and file-system errors worded as one line naming the path and the fix.
  */
-export { AtomicFile, removeStaleTemps, resolveOutputPath, tempPathOf, writeFileAtomic, writeStreamAtomic, type AtomicFileOptions } from './atomic.js';
-export { acquireOutputLock, commandLock, lockPathOf, OutputLock, withOutputLock, type LockHolder, type LockOptions } from './lock.js';
-export { checkInputFile, checkOutputFile, sameFile, type FileRef } from './paths.js';
-export { ERRNO_TEXT, fileError, fileErrorLine, fileProblem, isFsError } from './problems.js';
-export { exitOnStopSignal, isProcessAlive, onProcessExit, processStartTicks } from './process.js';
+export { AtomicFile, tempPathOf, writeFileAtomic, writeStreamAtomic } from './atomic.js';
+export { acquireOutputLock, commandLock, lockPathOf } from './lock.js';
+export { checkInputFile, checkOutputFile, type FileRef } from './paths.js';
+export { fileError, fileErrorLine, isFsError } from './problems.js';
+

@@ -24,4 +24,4 @@ export { errorAnswer, jsonInvalid, zodIssuesToDetail } from '../server/errors.js
 export { fullVerifyDump } from '../server/kinds.js';
 export { startServer, type BuiltApp } from '../server/lifecycle.js';
 export { makeLogger } from '../server/logger.js';
-export { formatSetCookie, newSessionId, SESSION_MAX_AGE_S, sessionCookies, type Session, type SessionCookies } from '../server/session.js';
+export { formatSetCookie, newSessionId, SESSION_MAX_AGE_S, sessionCookies, type SessionCookies } from '../server/session.js';

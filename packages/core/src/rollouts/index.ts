@@ -1,9 +1,9 @@
 /** @nemo-gym/core/rollouts: The rollout collection engine behind ng-collect-rollouts. */
-export { collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, type CollectOptions, type CollectSummary, type FailureEvent, type Progress } from './collect.js';
+export { collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, type CollectSummary, type Progress } from './collect.js';
 export { classifyAnswer, classifyFailure, FAILURE_LABELS, type FailureClass } from './failures.js';
-export { preflight, type PreflightOptions, type PreflightReport } from './preflight.js';
-export { sidecarPath, type AttemptRecord, type FailureRecord } from './sink.js';
-export { mergeRollouts, parseShard, type MergeOptions, type MergeSummary, type TornLine } from './merge.js';
+export { preflight, type PreflightOptions } from './preflight.js';
+export { sidecarPath, type AttemptRecord } from './sink.js';
+export { mergeRollouts, parseShard } from './merge.js';
 export { checkCollectPaths } from './files.js';
 // The engine's parts a collector outside the core builds on (the Redis queue, @nemo-gym/queue).
 export { delivery, finishCollection } from './collect.js';

@@ -1,4 +1,4 @@
-export { startTestServer, useTestServer, type Posted, type PostOptions, type TestServer, type TestServerOptions, type TestSession } from './server.js';
+export { startTestServer, useTestServer, type TestServer, type TestSession } from './server.js';
 export { functionCall, messageItem, modelResponse, textResponse } from '../responses.js';
-export { checkExampleData, exampleRows, inputKey, readJsonl, recordedRollouts, type Row } from './data.js';
-export { globalConfigFor, startStubServer, type StubAnswer, type StubHandler, type StubRequest, type StubServer } from './stub.js';
+export { checkExampleData, exampleRows, readJsonl, recordedRollouts } from './data.js';
+export { globalConfigFor, startStubServer, type StubAnswer, type StubRequest, type StubServer } from './stub.js';

@@ -1,3 +1,2 @@
-/** @nemo-gym/core/workers: A pool of worker threads for CPU-heavy checks, or inline checks with a time limit. */
-export { InlineQueue, runWithTimeLimit } from './inline.js';
-export { compiledPath, defaultWorkerCount, replicasOnHost, WorkerPool, type WorkerPoolOptions } from './pool.js';
+/** @nemo-gym/core/workers: A pool of worker threads (or child processes) for CPU-heavy checks. */
+export { compiledPath, defaultWorkerCount, replicasOnHost, WorkerPool } from './pool.js';

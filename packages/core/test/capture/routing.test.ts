@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CaptureStore, parseRolloutPath, RolloutCaptureSettingsSchema, rolloutIdFromRunBody, rolloutPath, type CaptureEntry } from '@nemo-gym/core/capture';
-import { RolloutIdError } from '@nemo-gym/core/errors';
+import { type CaptureEntry } from '@nemo-gym/core/capture';
+import { CaptureStore, RolloutCaptureSettingsSchema } from '../../src/capture/store.js';
+import { parseRolloutPath, rolloutIdFromRunBody, rolloutPath } from '../../src/capture/rollout-id.js';
+import { RolloutIdError } from '../../src/errors.js';
 import { defineModelServer, ModelServerConfigSchema, SseReply } from '@nemo-gym/core/server';
 
 describe('rollout ids (as upstream derives them)', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenSequence } from '../../../bridge/src/tokens.js';
-import { applyTrajectory, buildTrajectory, outputItemsJson, trajectoryJson, type CaptureEntry } from '@nemo-gym/core/capture';
+import { type CaptureEntry } from '@nemo-gym/core/capture';
+import { applyTrajectory, buildTrajectory, outputItemsJson, trajectoryJson } from '../../src/capture/trajectory.js';
 
 let clock = 1000;
 /** One captured call: prompt ids, generated ids (log-prob -0.k for each). */

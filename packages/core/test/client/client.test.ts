@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse as NodeResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPool, createPooledFetch, ServerClient, type RetryPolicy } from '@nemo-gym/core/client';
-import { ServerUnreachableError, TimeoutError } from '@nemo-gym/core/errors';
+import { TimeoutError } from '@nemo-gym/core/errors';
+import { ServerUnreachableError } from '../../src/errors.js';
 import { requestFailure } from '@nemo-gym/core/client';
 import { dispatchRequest } from '@nemo-gym/core/internal';
 

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { replicaCookieName, ServerClient } from '@nemo-gym/core/client';
+import { ServerClient } from '@nemo-gym/core/client';
+import { replicaCookieName } from '../../src/client/replicas.js';
 
 /** A replica on its own loopback address (a simulated host): answers after `delayMs` with its address. */
 async function replica(host: string, delayMs = 0, statusDelayMs = 0): Promise<{ server: Server; key: string; hits: () => number; inFlight: () => number }> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY, passOnHeaders, retryPolicy, type RetryPolicy } from '@nemo-gym/core/client';
+import { DEFAULT_RETRY, retryPolicy, type RetryPolicy } from '@nemo-gym/core/client';
+import { passOnHeaders } from '../../src/client/retry.js';
 import { backoffDelay, classifyRequest, isConnectFailure, parseRetryAfter, retryAfterMs, retryDecision, withRetries } from '@nemo-gym/core/internal';
 
 const err = (code: string) => Object.assign(new Error(code), { code });

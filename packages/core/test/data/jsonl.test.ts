@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseJsonl, readJsonl } from '@nemo-gym/core/data';
+import { readJsonl } from '@nemo-gym/core/data';
+import { parseJsonl } from '../../src/data/jsonl.js';
 import { NgError } from '@nemo-gym/core/errors';
 
 const dir = mkdtempSync(join(tmpdir(), 'ng-jsonl-'));

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { diffMetrics, numericClose } from '../../src/internal/index.js';
-import { findAgentDatasets, prepareData, PrepareDataError, type PrepareDataOptions } from '../../src/data/index.js';
+import { findAgentDatasets, prepareData, PrepareDataError } from '../../src/data/index.js';
+import { type PrepareDataOptions } from '../../src/data/prepare.js';
 import { pyJsonLoads } from '../../src/py/index.js';
 
 const dirs: string[] = [];

@@ -4,10 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prepareData } from '../../src/data/index.js';
 import { encodePng, pngDataUrl } from '../../../../resources_servers/vision_shapes/src/png.js';
-import {
-  chatMessagesToResponsesInput, checkImageUrl, DEFAULT_IMAGE_LIMITS, fullCreateParamsDump, imageProblems, parseDataUrl,
-  ResponseCreateParamsSchema, responsesToChatParams,
-} from '../../src/openai/index.js';
+import { fullCreateParamsDump, ResponseCreateParamsSchema, responsesToChatParams } from '../../src/openai/index.js';
+import { chatMessagesToResponsesInput } from '../../src/openai/converter.js';
+import { checkImageUrl, DEFAULT_IMAGE_LIMITS, imageProblems, parseDataUrl } from '../../src/openai/images.js';
 import { pyJsonLoads } from '../../src/py/index.js';
 
 const png = pngDataUrl(encodePng(3, 2, Uint8Array.from({ length: 18 }, (_, i) => i * 10)));

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  anthropicErrorBody,
-  MessagesCreateParamsSchema,
-  MessagesEventStream,
-  messageEvents,
-  messagesToResponsesParams,
-  ResponseCreateParamsSchema,
-  responseEvents,
-  responsesToMessagesEvents,
-  responseToMessage,
-  type MessagesCreateParams,
-} from '../../src/openai/index.js';
+import { messagesToResponsesParams, ResponseCreateParamsSchema, responseEvents, type MessagesCreateParams } from '../../src/openai/index.js';
+import { anthropicErrorBody, MessagesCreateParamsSchema, MessagesEventStream, messageEvents, responsesToMessagesEvents, responseToMessage } from '../../src/openai/messages.js';
 
 type Json = Record<string, any>;
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ChatCompletionCreateParamsSchema, ChatCompletionSchema, ResponseCreateParamsSchema, ResponseItemSchema, ResponseSchema, fullCreateParamsDump, fullItemDump, fullResponseDump } from '../../src/openai/index.js';
+import { ChatCompletionCreateParamsSchema, ChatCompletionSchema, ResponseCreateParamsSchema, ResponseSchema, fullCreateParamsDump, fullResponseDump } from '../../src/openai/index.js';
+import { ResponseItemSchema, fullItemDump } from '../../src/openai/schemas.js';
 
 describe('ResponseCreateParamsSchema', () => {
   it('keeps exactly the caller keys (no defaults) and accepts string input', () => {

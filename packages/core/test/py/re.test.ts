@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { pyCount, pyFindall, PyRegex, PyRegexError, PyRegexUnsupportedError, PY_RE, pySearch, pySplitCount, translatePyRegex } from '@nemo-gym/core/py';
+import { pyCount, pyFindall, PyRegex, PyRegexError, PyRegexUnsupportedError, PY_RE, pySearch, pySplitCount } from '@nemo-gym/core/py';
+import { translatePyRegex } from '../../src/py/re.js';
 
 interface Case {
   pattern: string;

@@ -11,8 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerClient } from '@nemo-gym/core/client';
-import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '@nemo-gym/core/errors';
-import { classifyFailure, collectRollouts, preflight, type FailureEvent } from '@nemo-gym/core/rollouts';
+import { NgError, ServerResponseError, TimeoutError } from '@nemo-gym/core/errors';
+import { ServerUnreachableError } from '../../src/errors.js';
+import { classifyFailure, collectRollouts, preflight } from '@nemo-gym/core/rollouts';
+import { type FailureEvent } from '../../src/rollouts/collect.js';
 import { startStubServer, type StubServer } from '@nemo-gym/core/testing';
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerClient, type RetryPolicy } from '@nemo-gym/core/client';
-import { collectRollouts, type FailureRecord } from '@nemo-gym/core/rollouts';
+import { collectRollouts } from '@nemo-gym/core/rollouts';
+import { type FailureRecord } from '../../src/rollouts/sink.js';
 
 /** What the stub agent does with one /run: answer with a body and status, or drop the connection. */
 type Behaviour = (row: Record<string, any>, req: IncomingMessage, res: ServerResponse) => void;

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BaseVerifyRequestSchema, decodeSession, defineResourcesServer, ResourcesServerConfigSchema, SessionStore } from '../src/server/index.js';
-import { toolInputSchema } from '../src/server/mcp.js';
-import { startTestServer, textResponse, type TestServer } from '../src/testing/index.js';
+import { BaseVerifyRequestSchema, decodeSession, defineResourcesServer, ResourcesServerConfigSchema, SessionStore } from '@nemo-gym/core/server';
+import { toolInputSchema } from '../src/serve.js';
+import { startTestServer, textResponse, type TestServer } from '@nemo-gym/core/testing';
 
 const AddBody = z.object({ amount: z.number().int().describe('how much to add') });
 const SeedBody = z.object({ start: z.number().int().default(0) }).loose();
