@@ -34,6 +34,25 @@ function accepted(argv: string): boolean {
   }
 }
 
+/** The server instance names the shipped configs define (a `++<instance>.…` override in the docs is config, not a setting). */
+function shippedInstanceNames(): Set<string> {
+  const names = new Set<string>();
+  for (const group of ['resources_servers', 'responses_api_models', 'responses_api_agents']) {
+    for (const server of readdirSync(`${repo}${group}`)) {
+      let files: string[] = [];
+      try {
+        files = readdirSync(`${repo}${group}/${server}/configs`).filter((f) => f.endsWith('.yaml'));
+      } catch {
+        continue;
+      }
+      for (const f of files) {
+        for (const m of readFileSync(`${repo}${group}/${server}/configs/${f}`, 'utf8').matchAll(/^([A-Za-z_][\w-]*):/gm)) names.add(m[1]!);
+      }
+    }
+  }
+  return names;
+}
+
 /** Every top-level name the README and docs write as `+name=…`, `+name.…` or `` `+name` ``. */
 function documentedNames(): Set<string> {
   const pages = ['README.md', ...readdirSync(`${repo}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -64,7 +83,9 @@ describe('global settings', () => {
     // Names on the command line in the docs that are neither a command's parameter, a config key of an example nor a typo shown on purpose.
     const flags = new Set(COMMANDS.flatMap((c) => (c.flags ?? []).map((f) => f.name)));
     const notSettings = new Set(['key', 'h', 'num_repeat', 'min_rewrd', 'artifact_fpath', 'output_fpath', 'demo_model', 'demo_judge', 'policy_model', 'simple_weather', 'simple_weather_simple_agent']);
-    const onCommandLines = [...documentedNames()].filter((n) => !flags.has(n) && !notSettings.has(n));
+    const instances = shippedInstanceNames();
+    expect(instances).toContain('simple_weather_simple_agent');
+    const onCommandLines = [...documentedNames()].filter((n) => !flags.has(n) && !notSettings.has(n) && !instances.has(n));
     expect(onCommandLines).toContain('replica_health_interval_s');
     for (const name of new Set([...listed, ...trainerKeys.filter((k) => k !== 'dry_run'), ...onCommandLines])) {
       expect(GLOBAL_SETTING_NAMES, name).toContain(name);
