@@ -12,7 +12,7 @@
  * `getResponse` is tau2's `Environment.get_response`: the tool's return through `to_json_str`,
  * or `Error: <str(exception)>`.
  */
-import { PyException, pyRepr, pyRound, pyStrCompare, pyJsonDumps } from '@nemo-gym/core/py';
+import { PyException, pyRepr, pyRound, pyStrCompare, pyJsonDumps, pyTypeName } from '@nemo-gym/core/py';
 import { calculate } from './calc.js';
 import { dumpOrder, dumpProduct, dumpUser, dumpVariant, pyDumpsModel, type Dumped, type GiftCard, type Order, type PaymentMethod, type Product, type RetailDb, type User, type UserAddress, type Variant } from './db.js';
 
@@ -21,17 +21,6 @@ export type Arg = unknown;
 
 const valueError = (msg: string) => new PyException('ValueError', msg);
 const typeError = (msg: string) => new PyException('TypeError', msg);
-
-/** Python's type name of a JSON value. */
-export function pyTypeName(v: unknown): string {
-  if (v === null || v === undefined) return 'NoneType';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
-  if (typeof v === 'bigint') return 'int';
-  if (typeof v === 'string') return 'str';
-  if (Array.isArray(v)) return 'list';
-  return 'dict';
-}
 
 /** `str(v)` as an f-string writes it. */
 function pyStr(v: unknown): string {
