@@ -21,7 +21,7 @@ import { checkCollectPaths, collectionPaths, collectRollouts, DEFAULT_MAX_CONSEC
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
 import { progressDisplay, progressLine } from '../progress.js';
 import { USAGE_EXIT_CODE, type CommandSpec } from '../runtime.js';
-import { DISTRIBUTED_FLAGS, queueCollectMain } from './collect-worker.js';
+import { DISTRIBUTED_FLAGS, notStartedExit, queueCollectMain } from './collect-worker.js';
 
 export { progressLine };
 
@@ -199,12 +199,7 @@ async function localCollectMain(config: ConfigDict): Promise<number> {
       process.stderr.write('Interrupted before the first rollout was sent; nothing was written.\n');
       return 128 + (constants.signals[stopSignal ?? 'SIGINT'] ?? 2);
     }
-    // Pre-flight and file problems: the run never started (or stopped on a file error); one message, usage exit code.
-    if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
-      process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
-      return USAGE_EXIT_CODE;
-    }
-    throw err;
+    return notStartedExit(err);
   } finally {
     offStop();
     for (const [s, h] of forced) process.off(s, h);

@@ -135,12 +135,7 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
       process.stderr.write('Interrupted before the first job was enqueued; nothing was written.\n');
       return exitCode();
     }
-    // Pre-flight and file problems: the run never started; one message, usage exit code, as in a local collection.
-    if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
-      process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
-      return USAGE_EXIT_CODE;
-    }
-    throw err;
+    return notStartedExit(err);
   } finally {
     offStop();
     for (const [s, h] of forced) process.off(s, h);
@@ -194,3 +189,16 @@ export const collectWorkerCommand: CommandSpec = {
     }
   },
 };
+
+/**
+ * A collection that stopped on a pre-flight or file problem never ran (or stopped on a file
+ * error): one message and the usage exit code, for the local and the queue collector alike.
+ * Anything else is rethrown.
+ */
+export function notStartedExit(err: unknown): number {
+  if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
+    process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
+    return USAGE_EXIT_CODE;
+  }
+  throw err;
+}
