@@ -6,13 +6,13 @@
  * remote_agent's own `/v1/responses` is one too. A service that errors, hangs or answers a
  * malformed item is a recorded failure with its class; nothing private reaches the service.
  */
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerClient } from '@nemo-gym/core/client';
-import { functionCall, messageItem, modelResponse, startStubServer, type StubAnswer, type StubRequest, type StubServer } from '@nemo-gym/core/testing';
+import { functionCall, messageItem, modelResponse, readJsonl, startStubServer, type StubAnswer, type StubRequest, type StubServer } from '@nemo-gym/core/testing';
 import { runCommand, startStack, type Stack } from './helpers/stack.js';
 
 type Json = Record<string, any>;
@@ -23,13 +23,8 @@ const AGENT = 'simple_weather_remote_agent';
 const KEY = 'sk-remote-agent-E2E-S3CRET';
 const CITIES = ['Oslo', 'Lisbon', 'Nairobi', 'Madrid', 'Rome', 'Montreal', 'Paris'];
 
-const readJsonl = (p: string): Json[] =>
-  existsSync(p)
-    ? readFileSync(p, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => JSON.parse(l))
-    : [];
+/** The rows of a JSONL file ([] when the collection wrote none). */
+const rowsOf = (p: string): Json[] => (existsSync(p) ? readJsonl(p) : []);
 
 const textOf = (item: Json): string => (typeof item.content === 'string' ? item.content : (item.content ?? []).map((p: Json) => p.text ?? '').join(''));
 
@@ -72,7 +67,7 @@ async function collect(name: string, input: string): Promise<Collected> {
   const output = join(dir, `${name}.jsonl`);
   const started = Date.now();
   const r = await runCommand('collect-rollouts', [`+head_server.port=${stack.headPort}`, `+agent_name=${AGENT}`, `+input_jsonl_fpath=${input}`, `+output_jsonl_fpath=${output}`]);
-  return { rows: readJsonl(output), failures: readJsonl(output.replace(/\.jsonl$/, '_failures.jsonl')), code: r.code, ms: Date.now() - started };
+  return { rows: rowsOf(output), failures: rowsOf(output.replace(/\.jsonl$/, '_failures.jsonl')), code: r.code, ms: Date.now() - started };
 }
 
 const runs = new Map<string, Collected>();

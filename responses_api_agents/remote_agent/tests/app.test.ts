@@ -213,6 +213,18 @@ describe('/run: the loop', () => {
   });
 });
 
+describe('/run: training fields', () => {
+  it('token ids the service puts on its items reach the verified trajectory unchanged', async () => {
+    const bundle = { prompt_token_ids: [1, 2, 3], generation_token_ids: [4, 5], generation_log_probs: [-0.5, -0.25] };
+    scripted(modelResponse([functionCall('get_weather', { city: 'Oslo' }, 'o', bundle)]), textResponse('Cold.', { output: [messageItem('Cold.', { prompt_token_ids: [1, 2, 3, 4, 5, 6], generation_token_ids: [7], generation_log_probs: [-1] })] }));
+    const r = await agent.post('/run', row);
+    expect(r.status, r.text).toBe(200);
+    const output = r.json.response.output as Json[];
+    expect(output[0]).toMatchObject(bundle);
+    expect(output[2]).toMatchObject({ prompt_token_ids: [1, 2, 3, 4, 5, 6], generation_token_ids: [7], generation_log_probs: [-1] });
+  });
+});
+
 describe('/run: what the service sees', () => {
   it('the task\'s create params and the conversation only: no verifier metadata, no other row field, none of our cookies; its own cookies come back', async () => {
     scripted(modelResponse([functionCall('get_weather', { city: 'Paris' }, 'p')]), textResponse('Cold.'));
