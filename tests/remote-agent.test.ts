@@ -6,14 +6,17 @@
  * remote_agent's own `/v1/responses` is one too. A service that errors, hangs or answers a
  * malformed item is a recorded failure with its class; nothing private reaches the service.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerClient } from '@nemo-gym/core/client';
-import { functionCall, messageItem, modelResponse, readJsonl, startStubServer, type StubAnswer, type StubRequest, type StubServer } from '@nemo-gym/core/testing';
-import { runCommand, startStack, type Stack } from './helpers/stack.js';
+import { functionCall, messageItem, modelResponse, readJsonl, startStubServer, startTestServer, textResponse, type StubAnswer, type StubRequest, type StubServer } from '@nemo-gym/core/testing';
+import { server as remoteAgent } from '../responses_api_agents/remote_agent/app.js';
+import { parseDocBlocks } from './helpers/doc-blocks.js';
+import { ROOT, runCommand, startStack, type Stack } from './helpers/stack.js';
 
 type Json = Record<string, any>;
 
@@ -181,5 +184,75 @@ describe('remote_agent through ng-run and ng-collect-rollouts', () => {
   it('the key is in no log line, rollout or failure record', () => {
     expect(stack.output()).not.toContain(KEY);
     for (const run of runs.values()) expect(JSON.stringify([run.rows, run.failures])).not.toContain(KEY);
+  });
+});
+
+describe('the service in docs/remote-agents.md', () => {
+  let model: StubServer;
+  let proc: ChildProcess | undefined;
+
+  afterAll(async () => {
+    proc?.kill();
+    await model?.close();
+  });
+
+  it('runs as written: its own tool paired, the environment\'s tool run by remote_agent, the answer scored', async () => {
+    const block = parseDocBlocks(readFileSync(join(ROOT, 'docs/remote-agents.md'), 'utf8'), 'docs/remote-agents.md').find((b) => b.kind === 'file' && b.path === 'service.mjs');
+    if (block?.kind !== 'file') throw new Error('docs/remote-agents.md has no service.mjs block');
+    const home = join(dir, 'doc-service');
+    mkdirSync(join(home, 'node_modules'), { recursive: true });
+    writeFileSync(join(home, 'service.mjs'), block.code);
+    // `npm i openai` as the page says: the copy this repository's lockfile pins.
+    symlinkSync(realpathSync(join(ROOT, 'tests/node_modules/openai')), join(home, 'node_modules/openai'));
+    // The service's model: its own tool first, then the environment's, then the answer.
+    model = await startStubServer({
+      '/v1/responses': (_req, index) => ({
+        json: [modelResponse([functionCall('clock', {}, 'c')]), modelResponse([functionCall('get_weather', { city: 'Oslo' }, 'g')]), textResponse('Cold in Oslo: wear a scarf.')][Math.min(index, 2)],
+      }),
+    });
+    const serviceKey = 'doc-service-key';
+    proc = spawn(process.execPath, ['service.mjs'], { cwd: home, env: { ...process.env, MODEL_BASE_URL: `${model.url}/v1`, MODEL_NAME: 'policy', PORT: '0', SERVICE_API_KEY: serviceKey }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`service.mjs did not start: ${out}`)), 20_000);
+      const read = (d: Buffer) => {
+        out += d.toString();
+        const m = /agent service on (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      };
+      proc!.stdout!.on('data', read);
+      proc!.stderr!.on('data', read);
+    });
+    const gym = await ServerClient.fromHeadServer({ host: '127.0.0.1', port: stack.headPort });
+    const agent = await startTestServer(remoteAgent, {
+      config: { name: 'doc_remote_agent', agent_base_url: url, agent_api_key: serviceKey, resources_server: { type: 'resources_servers', name: 'simple_weather' } },
+      globalConfig: gym.globalConfig,
+    });
+    try {
+      const r = await agent.post('/run', readJsonl(EXAMPLES)[0]);
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.reward).toBe(1);
+      const output = r.json.response.output as Json[];
+      expect(output.map((o) => [o.type, o.name ?? o.call_id ?? null])).toEqual([
+        ['function_call', 'clock'],
+        ['function_call_output', 'call_c'],
+        ['function_call', 'get_weather'],
+        ['function_call_output', 'call_g'],
+        ['message', null],
+      ]);
+      expect(JSON.parse(output[3]!.output)).toEqual({ city: 'Oslo', weather_description: 'The weather in Oslo is cold.' });
+      // The model saw one growing conversation, and the service's tools besides the row's.
+      const calls = model.requestsTo('/v1/responses');
+      expect(calls).toHaveLength(3);
+      expect(calls[2]!.body.input.map((i: Json) => i.type ?? i.role)).toEqual(['developer', 'user', 'function_call', 'function_call_output', 'function_call', 'function_call_output']);
+      expect(calls[0]!.body.tools.map((t: Json) => t.name)).toEqual(['get_weather', 'clock']);
+      expect(calls[0]!.body.model).toBe('policy');
+    } finally {
+      await agent.close();
+      await gym.close();
+    }
   });
 });
