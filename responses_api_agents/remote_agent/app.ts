@@ -24,11 +24,11 @@ export function agentBaseUrl(value: string): { url: string } | { problem: string
   try {
     parsed = new URL(url);
   } catch {
-    return { problem: `agent_base_url must be an absolute http:// or https:// URL such as http://127.0.0.1:9000` };
+    return { problem: 'expected an absolute http:// or https:// URL such as http://127.0.0.1:9000' };
   }
-  if (parsed.username || parsed.password) return { problem: 'agent_base_url must not carry credentials (user:password@host); put the key in agent_api_key, which is sent as a Bearer token' };
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { problem: `agent_base_url must be an http:// or https:// URL, got ${parsed.protocol}//…` };
-  if (url.includes('?') || url.includes('#')) return { problem: 'agent_base_url must not carry a query string or a fragment (/v1/responses is appended to it); put a key in agent_api_key' };
+  if (parsed.username || parsed.password) return { problem: 'must not carry credentials (user:password@host); put the key in agent_api_key, which is sent as a Bearer token' };
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { problem: `expected an http:// or https:// URL, got ${parsed.protocol}//…` };
+  if (url.includes('?') || url.includes('#')) return { problem: 'must not carry a query string or a fragment (/v1/responses is appended to it); put a key in agent_api_key' };
   return { url };
 }
 
