@@ -6,6 +6,7 @@
  * Every failure of the service (down, an HTTP error, a hang, a malformed answer) is a coded error
  * answer, which the collector records as a failure: never a crash, never a reward.
  */
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import { ResourcesServerRefSchema } from '@nemo-gym/core/config';
 import { HttpError } from '@nemo-gym/core/errors';
@@ -51,8 +52,10 @@ export const RemoteAgentConfigSchema = AgentServerConfigSchema.extend({
   max_steps: z.number().int().positive().nullable().optional(),
   /** Seconds one call to the service may take. */
   remote_responses_timeout_secs: seconds.default(1800),
-  /** Seconds a whole rollout (/run: seed_session, every call and tool, verify) may take; null: no bound of its own. */
+  /** Seconds a whole rollout (/run: seed_session, every call and tool, verify) may take, from when it holds a slot; null: no bound of its own. */
   run_timeout_secs: seconds.nullable().default(2100),
+  /** Rollouts (/run) in flight at once against the service; more wait for a slot. null: no limit here. */
+  concurrency: z.number().int().positive().nullable().default(32),
 });
 export type RemoteAgentConfig = z.output<typeof RemoteAgentConfigSchema>;
 
@@ -67,6 +70,7 @@ function loopOptions(config: RemoteAgentConfig): RemoteLoopOptions {
 export const server = defineAgent({
   className: 'RemoteAgent',
   configSchema: RemoteAgentConfigSchema,
+  setup: ({ config }) => ({ slots: config.concurrency === null ? null : pLimit(config.concurrency) }),
   responses: {
     body: ResponseCreateParamsSchema,
     handler: async (body, ctx) => {
@@ -83,7 +87,8 @@ export const server = defineAgent({
       const config = ctx.config;
       const { name: resources } = config.resources_server;
       const timeoutS = config.run_timeout_secs;
-      return callWithin(
+      // The rollout's clock starts once it holds a slot: waiting for one is not the service's time.
+      const rollout = () => callWithin(
         timeoutS === null ? null : timeoutS * 1000,
         ctx.signal,
         async (signal) => {
@@ -105,6 +110,8 @@ export const server = defineAgent({
             'NG_ERR_TIMEOUT',
           ),
       );
+      const slots = ctx.state.slots;
+      return slots === null ? rollout() : slots(rollout);
     },
   },
 });

@@ -203,6 +203,26 @@ describe('/run: the loop', () => {
     }
   });
 
+  it('concurrency bounds the rollouts in flight against the service; the others wait for a slot', async () => {
+    const single = await buildAgent({ concurrency: 1, run_timeout_secs: 1 });
+    try {
+      scripted(HANG, textResponse('Second.'));
+      const first = single.post('/run', row);
+      await waitFor(() => serviceCalls().length === 1);
+      const second = single.post('/run', row);
+      await new Promise((r) => setTimeout(r, 700));
+      // The second rollout has not reached the service while the first holds the slot.
+      expect(serviceCalls()).toHaveLength(1);
+      const [a, b] = await Promise.all([first, second]);
+      expect(a.json.code).toBe('NG_ERR_TIMEOUT');
+      // Its clock started when it got the slot: 700 ms of waiting did not count against its 1 s.
+      expect(b.status, b.text).toBe(200);
+      expect(serviceCalls()).toHaveLength(2);
+    } finally {
+      await single.close();
+    }
+  });
+
   it('usage is summed over the service\'s calls; an incomplete answer ends the loop and is verified', async () => {
     const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 13 };
     scripted(modelResponse([functionCall('get_weather', { city: 'Lima' }, 'l')], { usage }), modelResponse([messageItem('Cold')], { usage, incomplete_details: { reason: 'max_output_tokens' } }));
