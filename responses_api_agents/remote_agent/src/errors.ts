@@ -6,7 +6,7 @@ export const REMOTE_AGENT_ERRORS = registerErrorCodes('responses_api_agents/remo
     message: '%s',
     status: 502,
     meaning:
-      'remote_agent: the agent service at `agent_base_url` could not be reached (after the client\'s connection retries), or answered `POST /v1/responses` with an HTTP error or a redirect. The rollout is recorded as a failure (class `agent_unreachable`; a 429 or 503 from the service is passed on as a rate limit), never scored.',
+      'remote_agent: the agent service at `agent_base_url` could not be reached (after the client\'s connection retries), or answered `POST /v1/responses` with an HTTP error, a redirect, or a Response that reports its own failure (`status: "failed"` or an `error`). The rollout is recorded as a failure (class `agent_unreachable`; a 429 or 503 from the service is passed on as a rate limit), never scored.',
     fix: 'Check that your service runs and listens at `agent_base_url` (the message names the URL and, for an error answer, the start of the service\'s body), that it serves `POST /v1/responses` at exactly that address (redirects are not followed), and that `agent_api_key` is what it expects. Your service\'s own log has the rest.',
   },
   NG_ERR_REMOTE_AGENT_TIMEOUT: {

@@ -87,8 +87,13 @@ export async function callService(client: ServerClient, target: ServiceTarget, r
       .join('; ');
     throw new RemoteAgentBadResponseError(`${where} answered with something that is not a Responses API object: ${problems}. Answer as the openai client types a Response (docs/remote-agents.md).`);
   }
+  const response = body as NeMoGymResponse;
+  // A Response that reports its own failure is one: calling again would only repeat it.
+  if (response.status === 'failed' || (response.error !== null && response.error !== undefined)) {
+    throw new RemoteAgentFailedError(`${where} answered a Response that reports a failure (status ${JSON.stringify(response.status ?? null)}): ${quote(JSON.stringify(response.error ?? null), target.apiKey)}`);
+  }
   // The raw body, not zod's copy: the items go into the trajectory exactly as the service wrote them.
-  return { response: body as NeMoGymResponse, cookies: res.cookies };
+  return { response, cookies: res.cookies };
 }
 
 /** A tool call the service asks Gym to run: an unpaired `function_call` of its answer. */

@@ -288,6 +288,15 @@ describe('/run: a service that fails is a coded failure, never a reward', () => 
     expect(serviceCalls()).toHaveLength(2);
   });
 
+  it('a Response that reports its own failure (an error, status failed) is NG_ERR_REMOTE_AGENT_FAILED, not called again', async () => {
+    scripted(modelResponse([], { status: 'failed', error: { code: 'server_error', message: 'my model backend is down' } }));
+    const r = await failedRun();
+    expect(r.status).toBe(502);
+    expect(r.json.code).toBe('NG_ERR_REMOTE_AGENT_FAILED');
+    expect(r.json.detail).toContain('(step 1) answered a Response that reports a failure (status "failed"): {"code":"server_error","message":"my model backend is down"}');
+    expect(serviceCalls()).toHaveLength(1);
+  });
+
   it('a rate limit stays a rate limit (429, Retry-After) and says not to resend the rollout', async () => {
     scripted(new Raw({ status: 429, headers: { 'retry-after': '0' }, json: { error: 'slow down' } }));
     const r = await failedRun();
