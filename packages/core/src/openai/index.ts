@@ -3,7 +3,7 @@ export { chatCompletionToResponse, chatMessageToOutputItems, noteDroppedOnce, Co
 export { backendErrorAnswer, checkBackendAnswer } from './proxy.js';
 export { listBackendModels } from './models-list.js';
 export { ChatCompletionCreateParamsSchema, ChatCompletionSchema, ChatMessageSchema, fullCreateParamsDump, fullResponseDump, hasTokenFields, ResponseCreateParamsSchema, ResponseSchema, type ChatCompletionCreateParams, type NeMoGymResponse, type ResponseCreateParams } from './schemas.js';
-export { openAIStatusError, parseBackendJson, postJson, sendToBackend, UpstreamError } from './upstream.js';
+export { openAIStatusError, parseBackendJson, postJson, redactSecret, sendToBackend, UpstreamError } from './upstream.js';
 export { addUsage, functionCall, messageItem, outputText, textResponse } from '../responses.js';
 export { checkRequestImages, ImageLimitsFields, type ImageLimits } from './images.js';
 export { ChatChunkAccumulator, chatChunks, chunkEvent, completionChunks, DONE_EVENT, openBackendStream, parseSseStream, responseEvents, ResponsesEventStream } from './stream.js';

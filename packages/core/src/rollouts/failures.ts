@@ -52,7 +52,17 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   // The model that plays the user (responses_api_agents/user_simulation_agent).
   NG_ERR_USER_MODEL_FAILED: 'model_unreachable',
   NG_ERR_USER_MODEL_TIMEOUT: 'timeout',
+  // The user's own agent service behind remote_agent (responses_api_agents/remote_agent).
+  NG_ERR_REMOTE_AGENT_FAILED: 'agent_unreachable',
+  NG_ERR_REMOTE_AGENT_TIMEOUT: 'timeout',
+  NG_ERR_REMOTE_AGENT_BAD_RESPONSE: 'bad_result',
 };
+
+/**
+ * Codes of an answer that could not be used by a hop behind the agent (the model server's body
+ * was not JSON, …): relayed by an agent, they are that agent's 5xx/4xx, not a bad agent answer.
+ */
+const RELAYED_BAD_RESULT: ReadonlySet<string> = new Set(['NG_ERR_BAD_RESULT', 'NG_ERR_BAD_JSON']);
 
 /**
  * The class of an agent's error answer from its status and the code it carried (also for a failure
@@ -62,7 +72,7 @@ export function classifyAnswer(status: number, code: unknown): FailureClass {
   if (status === 429 || status === 503) return 'rate_limited';
   const byCode = typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code] : undefined;
   // An agent's answer that it could not use another server's answer is that agent's 5xx/4xx.
-  if (byCode !== undefined && byCode !== 'bad_result') return byCode;
+  if (byCode !== undefined && !RELAYED_BAD_RESULT.has(code as string)) return byCode;
   return status >= 500 ? 'http_5xx' : 'http_4xx';
 }
 
