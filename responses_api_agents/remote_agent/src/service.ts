@@ -101,7 +101,7 @@ export interface ToolAsk {
   item: Json;
   name: string;
   callId: string;
-  /** The `arguments` text, checked to be a JSON object. */
+  /** The `arguments` text as the service wrote it (not JSON: the tool's output says so, as simple_agent's does). */
   argumentsText: string;
 }
 
@@ -138,15 +138,6 @@ export function unpairedCalls(output: readonly Json[], where: string, apiKey: st
       throw new RemoteAgentBadResponseError(`${at} names no tool route (${NOT_TOOLS.has(name) ? `/${name} is a built-in route of every resources server` : 'a tool name is one path segment of letters, digits, "_", "-" and "."'}); ask only for the tools in the request's \`tools\`.`);
     }
     const argumentsText = item.arguments as string;
-    let args: unknown;
-    try {
-      args = JSON.parse(argumentsText);
-    } catch (err) {
-      throw new RemoteAgentBadResponseError(`${at}: arguments are not valid JSON (${(err as Error).message}): ${quote(argumentsText, apiKey)}. Send them as JSON.stringify of an object.`);
-    }
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-      throw new RemoteAgentBadResponseError(`${at}: arguments must be a JSON object (the tool's request body), got ${quote(argumentsText, apiKey)}.`);
-    }
     out.push({ item, name, callId, argumentsText });
   }
   return out;

@@ -388,8 +388,6 @@ describe('/run: malformed answers are NG_ERR_REMOTE_AGENT_BAD_RESPONSE with what
     ['JSON that is not a Response', new Raw({ json: { choices: [] } }), /\(step 1\) answered with something that is not a Responses API object: id: .*; created_at: /],
     ['a function_call without call_id', modelResponse([{ type: 'function_call', name: 'get_weather', arguments: '{}' }]), /not a Responses API object: output\.0\.call_id: /],
     ['a function_call without name', modelResponse([{ type: 'function_call', call_id: 'c1', arguments: '{}' }]), /not a Responses API object: output\.0\.name: /],
-    ['arguments that are not JSON', modelResponse([functionCall('get_weather', '{"city": "Par', 'x')]), /\(step 1\): output\.0 \(function_call "get_weather", call_id "call_x"\): arguments are not valid JSON \(.*\): \{"city": "Par\. Send them as JSON\.stringify of an object\./],
-    ['arguments that are not an object', modelResponse([functionCall('get_weather', '["Paris"]', 'x')]), /output\.0 .*: arguments must be a JSON object \(the tool's request body\), got \["Paris"\]/],
     ['a call of a built-in route', modelResponse([functionCall('verify', {}, 'v')]), /output\.0 \(function_call "verify", call_id "call_v"\) names no tool route \(\/verify is a built-in route/],
     ['a call of a path', modelResponse([functionCall('../seed_session', {}, 'v')]), /names no tool route \(a tool name is one path segment/],
     ['two asks with one call_id', modelResponse([functionCall('get_weather', { city: 'A' }, 'd'), functionCall('get_weather', { city: 'B' }, 'd')]), /output\.0 and output\.1 are two unpaired function_call items with call_id "call_d"/],
@@ -404,6 +402,20 @@ describe('/run: malformed answers are NG_ERR_REMOTE_AGENT_BAD_RESPONSE with what
       expect(resources.context.state.calls).toHaveLength(0);
     });
   }
+});
+
+describe('/run: tool arguments the tool cannot take are the model\'s mistake, scored, never a failure', () => {
+  it('arguments that are not JSON are answered with simple_agent\'s error output; non-object JSON goes to the tool, whose 422 is the output', async () => {
+    scripted(modelResponse([functionCall('get_weather', '{"city": "Par', 'x'), functionCall('get_weather', '["Paris"]', 'y')]), textResponse('Sorry.'));
+    const r = await agent.post('/run', { responses_create_params: { input: 'Paris?', tools: TOOLS }, verifier_metadata: {} });
+    expect(r.status, r.text).toBe(200);
+    const second = serviceCalls().at(-1)!.body.input as { type?: string; call_id?: string; output?: string }[];
+    const outputs = second.filter((i) => i.type === 'function_call_output');
+    expect(outputs.map((o) => o.call_id)).toEqual(['call_x', 'call_y']);
+    expect(outputs[0]!.output).toMatch(/^\{"error": "Invalid tool call arguments: SyntaxError\(/);
+    expect(outputs[1]!.output).toMatch(/"code":"NG_ERR_|422|detail/);
+    expect(resources.context.state.verified).toHaveLength(1);
+  });
 });
 
 describe('/v1/responses: the loop alone', () => {
