@@ -114,8 +114,11 @@ class _Batch:
         for i, row in enumerate(self.examples):
             ref = row.get("agent_ref") if isinstance(row, dict) else None
             agent = ref.get("name") if isinstance(ref, dict) else None
-            if not isinstance(agent, str) or not isinstance(verifiers.get(agent), dict) or "server" not in verifiers[agent]:
+            if not isinstance(agent, str) or not isinstance(verifiers.get(agent), dict):
                 continue
+            if "server" not in verifiers[agent]:
+                # A group verify the head server could not read: no row of that agent gets a per-rollout reward instead.
+                raise RolloutError(f"agent `{agent}`: its resources server's group verify settings are invalid: {verifiers[agent].get('error')}", reason="bad_row", agent_name=agent)
             task = row.get("_ng_task_index")
             key = f"task:{task}" if isinstance(task, int) else "params:" + json.dumps(row.get("responses_create_params"), sort_keys=True)
             by_key.setdefault((agent, key), []).append(i)
@@ -211,6 +214,7 @@ class _Group:
         self.closed: asyncio.Future = loop.create_future()
         self.outcome: asyncio.Future = loop.create_future()
         self.timer: Optional[asyncio.TimerHandle] = None
+        self.scoring: Optional[asyncio.Future] = None
 
     def _error(self, message: str) -> RolloutError:
         return RolloutError(message, reason="group_failed", code="NG_ERR_GROUP_VERIFY", agent_name=self.agent)
@@ -265,7 +269,7 @@ class _Group:
         if self.timer is not None:
             self.timer.cancel()
         self.closed.set_result(why)
-        asyncio.ensure_future(self._score())
+        self.scoring = asyncio.ensure_future(self._score())
 
     async def _score(self) -> None:
         missing = [i for i in self.members if i not in self.results and i not in self.failed]

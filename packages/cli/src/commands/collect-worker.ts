@@ -89,7 +89,10 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
   const group = groupOverridesOf(config);
   if (!checks) {
     // Without the checks the head server is still asked (quietly) which servers score groups.
-    client = await ServerClient.fromHeadServer(headServerOf(config), { retry: { maxElapsedMs: 5_000 } }).catch(() => undefined);
+    client = await ServerClient.fromHeadServer(headServerOf(config), { retry: { maxElapsedMs: 5_000 } }).catch(() => {
+      process.stderr.write('ng-collect-rollouts: no head server answered, so no resources server is known to score groups (/verify_group): every rollout is written with its own /verify reward.\n');
+      return undefined;
+    });
   } else {
     const head = headServerOf(config);
     try {
