@@ -78,6 +78,7 @@ export const ERRORS = {
   NG_ERR_RESUME_MISMATCH: { message: '%s' },
   NG_ERR_COLLECT_FILE: { message: '%s' },
   NG_ERR_PREFLIGHT: { message: '%s' },
+  NG_ERR_GROUP_VERIFY: { message: '%s' },
   // Files every command reads and writes
   NG_ERR_FILE: { message: '%s' },
   NG_ERR_OUTPUT_LOCKED: { message: '%s' },
@@ -324,6 +325,8 @@ export const FileError = createError('NG_ERR_FILE', 'FileError');
 export const OutputLockedError = createError('NG_ERR_OUTPUT_LOCKED', 'OutputLockedError');
 /** A check before a collection sends its first rollout failed (an agent, a server or the model backend). */
 export const PreflightError = createError('NG_ERR_PREFLIGHT', 'PreflightError');
+/** A group of rollouts that was not scored by its resources server's /verify_group (a member missing or failed, an unusable answer). */
+export const GroupVerifyError = createError('NG_ERR_GROUP_VERIFY', 'GroupVerifyError');
 /** A task given to a worker pool that is closed. */
 export const PoolClosedError = createError('NG_ERR_POOL_CLOSED', 'PoolClosedError');
 /** A worker-pool task that failed in its worker. */

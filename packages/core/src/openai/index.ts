@@ -9,4 +9,5 @@ export { checkRequestImages, ImageLimitsFields, type ImageLimits } from './image
 export { ChatChunkAccumulator, chatChunks, chunkEvent, completionChunks, DONE_EVENT, openBackendStream, parseSseStream, responseEvents, ResponsesEventStream } from './stream.js';
 export { ImageFetchFields, RemoteImageFetcher, type ImageFetchConfig } from './image-fetch.js';
 export { askJudge } from './judge.js';
+export { lastJsonObject } from './judge-json.js';
 export { messagesToResponsesParams, type MessagesCreateParams } from './messages.js';

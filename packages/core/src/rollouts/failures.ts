@@ -11,6 +11,7 @@ export type FailureClass =
   | 'agent_unreachable'
   | 'server_unreachable'
   | 'timeout'
+  | 'group_failed'
   | 'rate_limited'
   | 'verify_error'
   | 'http_5xx'
@@ -26,6 +27,7 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
   agent_unreachable: 'agent unreachable',
   server_unreachable: 'server unreachable',
   timeout: 'timeout',
+  group_failed: 'group not scored',
   rate_limited: 'rate limited (429/503)',
   verify_error: 'verify error',
   http_5xx: 'HTTP 5xx',
@@ -49,6 +51,8 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   NG_ERR_SERVER_UNREACHABLE: 'server_unreachable',
   NG_ERR_BAD_RESULT: 'bad_result',
   NG_ERR_BAD_JSON: 'bad_result',
+  // A rollout of a group its resources server's /verify_group did not score (group.ts).
+  NG_ERR_GROUP_VERIFY: 'group_failed',
   // The model that plays the user (responses_api_agents/user_simulation_agent).
   NG_ERR_USER_MODEL_FAILED: 'model_unreachable',
   NG_ERR_USER_MODEL_TIMEOUT: 'timeout',
@@ -88,8 +92,8 @@ export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof TimeoutError) return 'timeout';
   if (err instanceof ServerUnreachableError) return code === 'NG_ERR_TIMEOUT' ? 'timeout' : 'agent_unreachable';
   if (err instanceof ServerResponseError) return classifyAnswer(err.status, code);
-  // The agent's own answer was not a usable result.
-  return byCode === 'bad_result' ? 'bad_result' : 'other';
+  // The agent's own answer was not a usable result, or the collector did not score its group.
+  return byCode === 'bad_result' || byCode === 'group_failed' ? byCode : 'other';
 }
 
 /** What the tracker says about one recorded failure. */

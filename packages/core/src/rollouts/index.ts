@@ -12,3 +12,4 @@ export { agentRefNames, countLines, readJobs, shardSize } from './input.js';
 export { MetricsAccumulator, metricsDigest } from './metrics.js';
 export { fingerprintOf, prepareResume, rolloutKey } from './resume.js';
 export { RolloutSink, taggedLine } from './sink.js';
+export { checkGroupOverrides, GroupCollector, groupVerifierOf, ScoredTasks, type GroupOverrides } from './group.js';

@@ -8,6 +8,7 @@ export { emptyBodyDetail, notAnObjectDetail, validationDetail, validationError, 
 export { startHeadServer, type InstanceInfo } from './head.js';
 export { configuredHeadToken, generateHeadToken, HEAD_TOKEN_ENV, HEAD_TOKEN_HELP, headTokenFor, headTokenHeaders, removeHeadTokenFile, writeHeadTokenFile } from './head-token.js';
 export { BaseRunRequestSchema, BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineAgent, defineModelServer, defineResourcesServer } from './kinds.js';
+export { type VerifyGroupMember, type VerifyGroupResult } from './kinds.js';
 export { startIfMain } from './lifecycle.js';
 export { type Logger } from './logger.js';
 export { type McpMountOptions, type McpServeConfig } from './mcp.js';
