@@ -19,7 +19,7 @@ export const REMOTE_AGENT_ERRORS = registerErrorCodes('responses_api_agents/remo
     message: '%s',
     status: 502,
     meaning:
-      'remote_agent: the agent service answered 2xx with something the loop cannot use: a body that is not JSON, JSON that is not a Responses API object (`id`, `created_at`, `model`, `object: "response"`, `output`, `parallel_tool_calls`, `tool_choice`, `tools`), an output item of the wrong shape (a `function_call` without a string `call_id`, `name` or `arguments`), two unpaired calls with one `call_id`, or a call to a name that is not a tool route (`seed_session`, `verify`, a path). Tool `arguments` that are not JSON are not this error: they come back to the service as the call's output, as simple_agent tells a model. The rollout is recorded as a failure (class `bad_result`), never scored.',
+      'remote_agent: the agent service answered 2xx with something the loop cannot use: a body that is not JSON, JSON that is not a Responses API object (`id`, `created_at`, `model`, `object: "response"`, `output`, `parallel_tool_calls`, `tool_choice`, `tools`), an output item of the wrong shape (a `function_call` without a string `call_id`, `name` or `arguments`), two unpaired calls with one `call_id`, or a call to a name that is not a tool route (`seed_session`, `verify`, a path). Tool `arguments` that are not JSON are not this error: they come back to the service as the output of that call, as simple_agent tells a model. The rollout is recorded as a failure (class `bad_result`), never scored.',
     fix: 'The message names the step, the item (`output.<i>`) and what is wrong. Build your service\'s answer as the official `openai` client types a `Response` (docs/remote-agents.md shows a minimal one).',
   },
 });
