@@ -51,6 +51,12 @@ function needlePlan(row: Json): { synonyms: string[]; submit: number[] } {
   return { synonyms, submit: row.id === WRONG_TASK ? [...values].reverse() : values };
 }
 
+/** A chat message's text: its string content, or its text parts joined (as vLLM joins them, with newlines). */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return Array.isArray(content) ? content.map((p: Json) => (typeof p?.text === 'string' ? p.text : '')).join('\n') : '';
+}
+
 const call = (name: string, args: Json) => ({ name, arguments: args, argumentsText: pyJsonDumps(args) });
 
 /**
@@ -62,7 +68,7 @@ const call = (name: string, args: Json) => ({ name, arguments: args, argumentsTe
 export function scriptedPolicy(rows: Record<Env, Json[]>): (ctx: PolicyContext) => ScriptedTurn {
   return (ctx) => {
     const messages = ctx.messages as Json[];
-    const user = String(messages.find((m) => m.role === 'user')?.content ?? '');
+    const user = contentText(messages.find((m) => m.role === 'user')?.content);
     const done = messages.filter((m) => m.role === 'tool').length;
     const needle = rows.multineedle.find((r) => r.responses_create_params.input.some((i: Json) => i.role === 'user' && i.content === user));
     if (needle) {
@@ -167,7 +173,7 @@ export async function runExample(spec: ExampleSpec): Promise<ExampleResults> {
   const standin = await startTrainerVllm({ policy: scriptedPolicy(rows), reasoningParser: true });
   const close = async () => {
     await standin.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (!process.env.NG_KEEP_EXAMPLE_DIR) rmSync(dir, { recursive: true, force: true });
   };
   try {
     const replay = await collectBoth(spec, dir, 'replay', REPLAY, [`++policy_model.responses_api_models.replay_model.recordings_jsonl_fpaths=[${recorded}]`], inputs);
