@@ -13,8 +13,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pyJsonDumps } from '@nemo-gym/core/py';
-import { startTrainerVllm, type PolicyContext, type ScriptedTurn, type TrainerVllm } from '@nemo-gym/trainer-vllm';
+import { nemoRlContiguity, startTrainerVllm, type PolicyContext, type ScriptedTurn, type TrainerVllm } from '@nemo-gym/trainer-vllm';
 import { synonymValue } from '../../resources_servers/multineedle/src/score.js';
 import { ROOT, runCommand, startStack } from './stack.js';
 
@@ -183,4 +184,67 @@ export async function runExample(spec: ExampleSpec): Promise<ExampleResults> {
     await close();
     throw err;
   }
+}
+
+/**
+ * The example's tests: collected as above, its rewards equal simple_agent's row for row on both
+ * models; on the replay model (no token ids) its rows are scored from its own tool calls and
+ * masked with the reason; on the vLLM stand-in each rollout is one chain with token ids that passes
+ * NeMo-RL's contiguity walk (the three frameworks keep their history append-only).
+ */
+export function describeExample(name: string, spec: ExampleSpec): void {
+  const agents = spec.agents;
+  let results: ExampleResults;
+
+  beforeAll(async () => {
+    results = await runExample(spec);
+    for (const [model, run] of [['replay', results.replay], ['vllm', results.vllm]] as const) {
+      for (const env of ENVS) {
+        const line = (r: Json) => `${r._ng_task_index}: reward ${r.reward}, mask ${r.mask_sample ?? false} ${r.failure_reason ?? ''}`.slice(0, 160);
+        console.log(`${model} ${agents[env]}:\n  ${run.rows.get(agents[env])!.map(line).join('\n  ')}`);
+      }
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await results?.close();
+  });
+
+  describe(name, () => {
+    it('rewards match simple_agent\'s, row for row, on the replay model and on the vLLM stand-in', () => {
+      for (const run of [results.replay, results.vllm]) {
+        for (const env of ENVS) {
+          const mine = run.rows.get(agents[env])!;
+          expect(mine).toHaveLength(5);
+          expect(mine.map((r) => r.reward)).toEqual(run.rows.get(SIMPLE_AGENTS[env])!.map((r) => r.reward));
+        }
+      }
+      // multineedle's wrong submission scores 0 for both agents: the rewards are the verifier's, not a constant.
+      expect(results.vllm.rows.get(agents.multineedle)!.map((r) => r.reward)).toEqual([1, 0, 1, 1, 1]);
+    });
+
+    it('replay model (no token ids): scored from the agent\'s own tool calls, masked with the reason', () => {
+      const needles = exampleRows('multineedle');
+      for (const env of ENVS) {
+        for (const r of results.replay.rows.get(agents[env])!) {
+          expect(r.mask_sample).toBe(true);
+          expect(r.failure_reason).toMatch(/have no token ids/);
+          expect(r.response.metadata.trajectory_source).toBe('agent_tool_calls');
+          expect(r.agent_run.tool_calls).toBe(env === 'simple_weather' ? 1 : needles[r._ng_task_index]!.expected_synonyms.length + 1);
+        }
+      }
+    });
+
+    it('vLLM stand-in: token ids from the capture, one chain, contiguous for NeMo-RL', () => {
+      for (const env of ENVS) {
+        for (const r of results.vllm.rows.get(agents[env])!) {
+          expect(r.mask_sample, r.failure_reason).toBeUndefined();
+          expect(r.response.metadata.trajectory_source).toBe('capture_prefix_merging');
+          const turns = (r.response.output as Json[]).filter((i) => Array.isArray(i.generation_token_ids) && i.generation_token_ids.length > 0).length;
+          expect(turns).toBe(r.agent_run.tool_calls + 1);
+          expect(nemoRlContiguity(r.response.output)).toEqual({ ok: true, turns });
+        }
+      }
+    });
+  });
 }
