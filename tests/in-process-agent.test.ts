@@ -150,12 +150,16 @@ afterAll(async () => {
 });
 
 describe('defineInProcessAgent', () => {
-  it('an append-only agent: scored, token ids from the capture, one chain, contiguous for NeMo-RL', () => {
-    const { rows, failures } = out.get('append_only')!;
+  /** The two scored rows of an agent (no failure), with reward 1. */
+  const scored = (name: string): Json[] => {
+    const { rows, failures } = out.get(name)!;
     expect(failures).toEqual([]);
-    expect(rows).toHaveLength(2);
-    for (const r of rows) {
-      expect(r.reward).toBe(1);
+    expect(rows.map((r) => r.reward)).toEqual([1, 1]);
+    return rows;
+  };
+
+  it('an append-only agent: scored, token ids from the capture, one chain, contiguous for NeMo-RL', () => {
+    for (const r of scored('append_only')) {
       expect(r.mask_sample, r.failure_reason).toBeUndefined();
       expect(r.response.metadata).toEqual({ rollout_id: `0-${r._ng_rollout_index}`, trajectory_source: 'capture_prefix_merging' });
       expect(r.agent_run).toMatchObject({ final_answer: 'It is cold in Oslo.', tool_calls: 1, trajectory: { chains: 1, metrics: { calls: 2, calls_without_token_ids: 0 } } });
@@ -165,38 +169,24 @@ describe('defineInProcessAgent', () => {
   });
 
   it('an agent that rewrites its history: scored, kept, masked with the reason', () => {
-    const { rows, failures } = out.get('rewriting')!;
-    expect(failures).toEqual([]);
-    expect(rows).toHaveLength(2);
-    for (const r of rows) {
-      expect(r.reward).toBe(1);
+    for (const r of scored('rewriting')) {
       expect(r.mask_sample).toBe(true);
       expect(r.failure_reason).toMatch(/2 chains from 2 root\(s\)/);
     }
   });
 
-  it('a function that throws or returns no text: a recorded failure with NG_ERR_AGENT_FUNCTION and the message, never a reward', () => {
-    for (const name of ['throwing', 'not_text']) {
-      const { rows, failures } = out.get(name)!;
-      expect(rows).toEqual([]);
-      expect(failures).toHaveLength(2);
-      for (const f of failures) {
-        expect(f.reason).toMatch(/NG_ERR_AGENT_FUNCTION/);
-        expect(f.reason).toMatch(name === 'throwing' ? /the agent function failed: .*output parser failed/ : /resolved to object, not the final answer text/);
-        expect(f.reason_class).toBe('http_5xx');
-      }
-    }
-  });
-
-  it('a function past timeout_s, or one that swallowed a tool call that timed out: a recorded timeout', () => {
-    for (const name of ['hanging', 'swallowing']) {
-      const { rows, failures } = out.get(name)!;
-      expect(rows).toEqual([]);
-      expect(failures).toHaveLength(2);
-      for (const f of failures) {
-        expect(f.reason_class, f.reason).toBe('timeout');
-        expect(f.reason).toMatch(name === 'hanging' ? /timeout_s\) gave no answer within 0.5 s/ : /tool `slow` of resources server `weather` gave no answer within 0.3 s/);
-      }
+  it.each([
+    ['throwing', /NG_ERR_AGENT_FUNCTION[\s\S]*the agent function failed: .*output parser failed/, 'http_5xx'],
+    ['not_text', /NG_ERR_AGENT_FUNCTION[\s\S]*resolved to object, not the final answer text/, 'http_5xx'],
+    ['hanging', /timeout_s\) gave no answer within 0.5 s/, 'timeout'],
+    ['swallowing', /tool `slow` of resources server `weather` gave no answer within 0.3 s/, 'timeout'],
+  ] as const)('%s: a recorded failure with its code and reason, never a reward', (name, reason, cls) => {
+    const { rows, failures } = out.get(name)!;
+    expect(rows).toEqual([]);
+    expect(failures).toHaveLength(2);
+    for (const f of failures) {
+      expect(f.reason).toMatch(reason);
+      expect(f.reason_class, f.reason).toBe(cls);
     }
   });
 
