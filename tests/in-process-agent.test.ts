@@ -88,6 +88,21 @@ function readRows(path: string): Json[] {
   }
 }
 
+/** Rollouts whose agent saw its signal abort (the caller went away). */
+const cancelled: string[] = [];
+/** Makes one model call, then waits for its signal. */
+const waiting: AgentFunction = async (ctx) => {
+  const client = new OpenAI({ baseURL: ctx.modelBaseUrl, apiKey: ctx.apiKey, maxRetries: 0 });
+  await client.chat.completions.create({ model: ctx.model, messages: [{ role: 'user', content: 'hi' }] });
+  return new Promise<string>((_, reject) =>
+    ctx.signal.addEventListener('abort', () => {
+      cancelled.push(ctx.rolloutId);
+      reject(ctx.signal.reason);
+    }),
+  );
+};
+let waitingUrl = '';
+
 let standin: TrainerVllm;
 let closeModel: () => Promise<void>;
 let env: TestServer;
@@ -125,6 +140,13 @@ beforeAll(async () => {
     agents.push(agent);
     instances[name] = { kind: 'responses_api_agents', impl: 'in_process', port: agent.port };
   }
+  const waitingAgent = await startTestServer(defineInProcessAgent({ className: 'Agent_waiting', agent: waiting }), {
+    config: { name: 'waiting', resources_server: { type: 'resources_servers', name: 'weather' }, model_server: { type: 'responses_api_models', name: 'policy_model' } },
+    globalConfig: global,
+    listen: true,
+  });
+  agents.push(waitingAgent);
+  waitingUrl = waitingAgent.url;
   const client = new ServerClient({ globalConfig: globalConfigFor(instances) });
   dir = mkdtempSync(join(tmpdir(), 'ng-in-process-'));
   const input = join(dir, 'in.jsonl');
@@ -188,6 +210,15 @@ describe('defineInProcessAgent', () => {
       expect(f.reason).toMatch(reason);
       expect(f.reason_class, f.reason).toBe(cls);
     }
+  });
+
+  it('a caller that goes away cancels the run: the agent\'s signal aborts and the capture is dropped', async () => {
+    const row = { _ng_rollout_id: 'cancel-1', responses_create_params: { input: [{ role: 'user', content: 'Weather in Oslo?' }], tools: TOOLS } };
+    const sent = fetch(`${waitingUrl}/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(row), signal: AbortSignal.timeout(500) });
+    await expect(sent).rejects.toThrow();
+    for (let i = 0; i < 40 && !cancelled.includes('cancel-1'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(cancelled).toEqual(['cancel-1']);
+    expect((await fetch(`${modelUrl}/ng-rollout/cancel-1/capture`)).status).toBe(404);
   });
 
   it('a failed rollout\'s capture is dropped at once, as is every scored one\'s', async () => {
