@@ -66,6 +66,8 @@ const AGENTS: Record<string, AgentFunction> = {
     await client.chat.completions.create({ model: ctx.model, messages: [{ role: 'user', content: 'hi' }] });
     throw new Error('the framework gave up: output parser failed');
   },
+  // Arguments that are not JSON: the tool is not called, the answer says why (as simple_agent's loop does).
+  bad_arguments: async (ctx) => ctx.tools.find((t) => t.name === 'get_weather')!.call('{"city": Oslo'),
   not_text: async () => ({ answer: 42 }) as unknown as string,
   hanging: () => new Promise<string>(() => undefined),
   swallowing: async (ctx) => {
@@ -194,6 +196,13 @@ describe('defineInProcessAgent', () => {
     for (const r of scored('rewriting')) {
       expect(r.mask_sample).toBe(true);
       expect(r.failure_reason).toMatch(/2 chains from 2 root\(s\)/);
+    }
+  });
+
+  it('arguments that are not JSON: the tool is not called, the agent gets simple_agent\'s answer', () => {
+    for (const r of scored('bad_arguments')) {
+      expect(r.agent_run.final_answer).toMatch(/^\{"error": "Invalid tool call arguments: SyntaxError\(/);
+      expect(r.response.output[0]).toMatchObject({ type: 'function_call', name: 'get_weather', arguments: '{"city": Oslo' });
     }
   });
 

@@ -26,12 +26,11 @@ import type { ServerClient } from '../client/client.js';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '../config/instances.js';
 import { AgentFunctionError, describeError, HttpError, NgError, RolloutIdError } from '../errors.js';
 import { fullCreateParamsDump, ResponseCreateParamsSchema, type ResponseCreateParams } from '../openai/schemas.js';
-import { pyJsonDumps } from '../py/json.js';
 import { AgentServerConfigSchema } from './config.js';
 import type { ServerDefinition, SetupContext } from './define.js';
 import { BaseRunRequestSchema, defineAgent } from './kinds.js';
 import type { Logger } from './logger.js';
-import { callWithin, deadlineError, inputItems, seedRollout, verifyAnswer, verifyRollout } from './tool-loop.js';
+import { callWithin, deadlineError, inputItems, parseToolArguments, seedRollout, verifyAnswer, verifyRollout } from './tool-loop.js';
 
 type Json = Record<string, unknown>;
 type Cookies = Record<string, string>;
@@ -138,15 +137,13 @@ class RolloutTools {
 
   private async call(name: string, args: unknown, signal: AbortSignal): Promise<string> {
     const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-    let body: unknown;
-    try {
-      body = typeof args === 'string' ? JSON.parse(args) : (args ?? {});
-    } catch (err) {
-      // What simple_agent answers the model for arguments that are not JSON.
-      const output = pyJsonDumps({ error: `Invalid tool call arguments: ${(err as Error).name}(${JSON.stringify((err as Error).message)})` });
-      this.events.push({ name, arguments: text, output });
-      return output;
+    // Arguments that are not JSON get the answer simple_agent gives the model.
+    const parsed = typeof args === 'string' ? parseToolArguments(args) : { ok: true as const, value: args ?? {} };
+    if (parsed.ok === false) {
+      this.events.push({ name, arguments: text, output: parsed.output });
+      return parsed.output;
     }
+    const body = parsed.value;
     try {
       const res = await callWithin(
         this.timeoutMs,
