@@ -252,6 +252,15 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
     },
   },
   {
+    title: 'In-process agents',
+    codes: {
+      NG_ERR_AGENT_FUNCTION: {
+        meaning: 'The agent function of an in-process agent (`defineInProcessAgent`: an OpenAI Agents SDK, LangGraph.js or AI SDK agent run by the agent server) threw — for example its framework gave up on a model error or an answer it could not parse — or one of its tool calls could not reach the resources server (even when the framework caught that error and went on). The rollout is recorded as a failure with the error\'s message, never scored.',
+        fix: 'Read the message: it names the rollout and the error the function threw. Run the agent\'s tests (`pnpm vitest run responses_api_agents/<agent>`), check the model server\'s log for the rollout\'s calls (`/ng-rollout/<id>/…`), and the resources server\'s log for a failed tool call.',
+      },
+    },
+  },
+  {
     title: 'A bug',
     codes: {
       NG_ERR_INTERNAL: {

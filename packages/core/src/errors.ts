@@ -113,6 +113,8 @@ export const ERRORS = {
   NG_ERR_ENV_RESET_FAILED: { message: '%s', status: 500 },
   NG_ERR_ENV_STEP_FAILED: { message: '%s', status: 500 },
   NG_ERR_ENV_NO_EPISODE: { message: '%s', status: 409 },
+  // In-process agents (an agent framework's code run by the agent server)
+  NG_ERR_AGENT_FUNCTION: { message: '%s', status: 500 },
   // A bug
   NG_ERR_INTERNAL: { message: 'internal error: %s' },
 } as const satisfies Record<NgCode, ErrorDefinition>;
@@ -354,6 +356,8 @@ export const RolloutIdError = createError('NG_ERR_ROLLOUT_ID', 'RolloutIdError')
 export const CaptureNotFoundError = createError('NG_ERR_CAPTURE_NOT_FOUND', 'CaptureNotFoundError');
 /** A capture was asked for token ids, but the backend of a call gave none. */
 export const CaptureNoTokenIdsError = createError('NG_ERR_CAPTURE_NO_TOKEN_IDS', 'CaptureNoTokenIdsError');
+/** The agent function of an in-process agent threw, or a tool call it made could not reach the resources server. */
+export const AgentFunctionError = createError('NG_ERR_AGENT_FUNCTION', 'AgentFunctionError');
 
 /** A short, single-line description of any thrown value, for logs and error bodies (URL credentials masked). */
 export function describeError(err: unknown): string {

@@ -5,6 +5,7 @@ export { SseReply, type SseEvent } from '../http/sse.js';
 export { AgentServerConfigSchema, ModelServerConfigSchema, ResourcesServerConfigSchema } from './config.js';
 export { requestSessionId, type HandlerContext } from './define.js';
 export { emptyBodyDetail, notAnObjectDetail, validationDetail, validationError, type ValidationDetail } from './errors.js';
+export { defineInProcessAgent, InProcessAgentConfigSchema, type AgentFunction, type AgentRunContext, type AgentTool } from './in-process-agent.js';
 export { startHeadServer, type InstanceInfo } from './head.js';
 export { configuredHeadToken, generateHeadToken, HEAD_TOKEN_ENV, HEAD_TOKEN_HELP, headTokenFor, headTokenHeaders, removeHeadTokenFile, writeHeadTokenFile } from './head-token.js';
 export { BaseRunRequestSchema, BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineAgent, defineModelServer, defineResourcesServer } from './kinds.js';
