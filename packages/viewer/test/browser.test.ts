@@ -44,7 +44,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.waitForSelector('body[data-ready="1"]');
     expect(await page.textContent('#file-name')).toBe('rollouts.jsonl');
     expect(await rowIndexes()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    expect(await page.$$eval('#reward-chart rect.bar', (r) => r.length)).toBe(3);
+    expect(await page.$eval('#reward-chart', (c) => (JSON.parse(c.getAttribute('data-values') ?? '[]') as number[]).length)).toBe(3);
     expect(await page.textContent('#metrics')).toContain('"Json-dumped number of words (proxy for token count)"');
     expect(await page.textContent('#list-status')).toBe('12 matching rows');
     // The invalid line is listed and marked.
