@@ -74,10 +74,12 @@ export const INDEX_HTML = `<!doctype html>
     </form>
     <div id="compare-summary" class="stats wide" hidden></div>
     <div id="list-status" class="muted" role="status"></div>
+    <div class="table-scroll">
     <table id="rows">
       <thead><tr id="rows-head"></tr></thead>
       <tbody id="rows-body"></tbody>
     </table>
+    </div>
     <div class="pager">
       <button id="prev" type="button">&larr; Previous</button>
       <span id="page-info" class="muted"></span>
@@ -146,6 +148,8 @@ button:disabled { opacity: .5; cursor: default; }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; table-layout: fixed; }
 th, td { text-align: left; padding: .3rem .45rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; vertical-align: top; }
 #rows td:last-child { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#rows { min-width: 54rem; }
+th { overflow-wrap: normal; }
 tbody tr { cursor: pointer; }
 tbody tr:hover, tbody tr:focus { background: #f0f7e6; outline: none; }
 tbody tr.selected { background: #e3f2cf; }

@@ -216,6 +216,9 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
       cells.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
     );
     expect(clipped).toEqual([]);
+    // The prompt column keeps room for its preview (the list scrolls sideways rather than squeeze it).
+    expect(await page.$eval('#rows th:last-child', (th) => th.getBoundingClientRect().width)).toBeGreaterThan(150);
+    expect(await page.$eval('#rows th:last-child', (th) => th.getBoundingClientRect().height)).toBeLessThan(40);
   });
 
   it('compares A with the third run', async () => {
