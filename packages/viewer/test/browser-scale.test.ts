@@ -4,33 +4,15 @@
  * printed (the benchmark proper is `pnpm bench`); the bounds only catch a page that stops
  * being usable.
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startViewer, type ViewerHandle } from '../src/index.js';
+import { startViewer, SYNTHETIC_TASKS as TASKS, syntheticReward, writeSyntheticFile, type ViewerHandle } from '../src/index.js';
 import { haveChromium, launchChromium, type Browser, type Page } from './chromium.js';
 import { ARTIFACTS } from './fixtures.js';
 
-export const SCALE_ROWS = 200_000;
-const TASKS = 25_000;
-
-/** One compact collector-style row: task `i % TASKS`, reward from a fixed pattern, a tool error on every 13th row. */
-export function scaleRow(i: number): string {
-  const t = i % TASKS;
-  const r = Math.floor(i / TASKS);
-  const reward = (t * 7 + r * 3) % 5 === 0 ? 1 : (t + r) % 3 === 0 ? 0.5 : 0;
-  const err = i % 13 === 0;
-  const out = err ? '{\\"error\\": \\"unknown city\\"}' : '{\\"temp\\": 3}';
-  return (
-    `{"responses_create_params":{"input":[{"role":"user","content":"Weather in city ${t}?"}]},` +
-    `"response":{"id":"resp_${i}","created_at":${1_757_000_000 + i},"completed_at":${1_757_000_000 + i + 1 + (i % 40) / 4},` +
-    `"output":[{"type":"function_call","name":"get_weather","call_id":"c${i}","arguments":"{}"},{"type":"function_call_output","call_id":"c${i}","output":"${out}"},` +
-    `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Cold in city ${t}."}]}],` +
-    `"usage":{"input_tokens":${50 + (t % 200)},"output_tokens":${10 + (i % 300)}}},` +
-    `"reward":${reward},"category":"${['math', 'code', 'chat', 'tools'][t % 4]}","_ng_task_index":${t},"_ng_rollout_index":${r},"_ng_agent":"${t % 2 ? 'agent_b' : 'agent_a'}"}`
-  );
-}
+const SCALE_ROWS = 200_000;
 
 describe.skipIf(!haveChromium)('viewer on a 200,000-row file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ng-viewer-scale-'));
@@ -44,9 +26,7 @@ describe.skipIf(!haveChromium)('viewer on a 200,000-row file', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const lines: string[] = [];
-    for (let i = 0; i < SCALE_ROWS; i++) lines.push(scaleRow(i));
-    writeFileSync(file, `${lines.join('\n')}\n`);
+    await writeSyntheticFile(file, SCALE_ROWS);
     fileMb = statSync(file).size / 1e6;
     const t0 = performance.now();
     viewer = await startViewer({ jsonlPath: file, port: 0 });
@@ -88,7 +68,7 @@ describe.skipIf(!haveChromium)('viewer on a 200,000-row file', () => {
   });
 
   it('filters by reward and by outcome', async () => {
-    const passed = Array.from({ length: SCALE_ROWS }, (_, i) => i).filter((i) => ((i % TASKS) * 7 + Math.floor(i / TASKS) * 3) % 5 === 0).length;
+    const passed = Array.from({ length: SCALE_ROWS }, (_, i) => i).filter((i) => syntheticReward(i) === 1).length;
     const ms = await timed('reward filter', async () => {
       await page.fill('#min-reward', '1');
       await page.click('#apply');
