@@ -54,6 +54,11 @@ export const INDEX_HTML = `<!doctype html>
         <option value="passed">passed (reward 1)</option>
         <option value="invalid">invalid rows</option>
       </select></label>
+      <label data-views="rows">Tools <select id="tool-errors">
+        <option value="">all rollouts</option>
+        <option value="with">with tool errors</option>
+        <option value="without">without tool errors</option>
+      </select></label>
       <label data-views="tasks">Tasks <select id="task-outcome">
         <option value="">all tasks</option>
         <option value="never">never passed</option>
@@ -164,6 +169,8 @@ tbody tr.invalid td { color: #b00020; }
 .bubble.system { background: var(--system); }
 .bubble.tool { background: var(--tool); margin-left: 2rem; }
 .bubble.toolout { background: var(--toolout); margin-left: 2rem; }
+.bubble.toolerr { background: #fdecea; border-color: #e57373; }
+.bubble.toolerr h3 { color: #b00020; }
 .bubble.reasoning { background: var(--reason); margin-left: 2rem; font-style: italic; }
 table.fields { table-layout: auto; margin: .4rem 0 .8rem; }
 table.fields td { white-space: normal; vertical-align: top; }

@@ -10,6 +10,7 @@ import { usageOf } from '@nemo-gym/core/rollouts';
 import { checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc } from '@nemo-gym/core/data';
 import { NgError } from '@nemo-gym/core/errors';
 import { VIEWER_ERRORS } from './errors.js';
+import { isToolError } from './tool-errors.js';
 import { type PyDict } from '@nemo-gym/core/py';
 
 export interface RowSummary {
@@ -79,25 +80,6 @@ function firstUserText(params: unknown): string {
     }
   }
   return '';
-}
-
-/**
- * Whether a function call output is an error the model was shown: the tool loop passes a failed
- * tool call on as its output, a JSON object with an `error` key (bad arguments, a tool's own
- * error) or FastAPI's `detail` (404 unknown tool, 422 bad arguments, 500).
- */
-export function isToolError(output: unknown): boolean {
-  if (typeof output !== 'string') return isObj(output) && ('error' in output || 'detail' in output);
-  const t = output.trimStart();
-  if (t.startsWith('{')) {
-    try {
-      const v: unknown = JSON.parse(t);
-      return isObj(v) && ((v.error !== undefined && v.error !== null && v.error !== false && v.error !== '') || (v.detail !== undefined && Object.keys(v).length === 1));
-    } catch {
-      return false;
-    }
-  }
-  return /^(Traceback \(most recent call last\)|Error:|Exception:)/.test(t);
 }
 
 /** Top-level fields read as a rollout's duration in seconds (the first present wins). */

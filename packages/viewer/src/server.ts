@@ -276,6 +276,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     const agent = agentParam(params, file);
     const outcome = choiceParam(params, 'outcome', OUTCOMES);
     const task = params.get('task') || undefined;
+    const toolErrors = choiceParam(params, 'tool_errors', ['with', 'without'] as const);
     const { sort, order } = sortParams(params, ROW_SORTS);
     const q = textParam(params);
     const hits = q ? await searchFor(file, q) : null;
@@ -286,6 +287,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       if (agent !== undefined && r.agent !== agent) continue;
       if (outcome !== undefined && rowOutcome(r) !== outcome) continue;
       if (task !== undefined && taskKey(r) !== task) continue;
+      if (toolErrors !== undefined && (r.toolErrors > 0) !== (toolErrors === 'with')) continue;
       if (hits && !hits.has(r.index)) continue;
       matching.push(r);
     }

@@ -79,6 +79,9 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  type Doc = { querySelector(s: string): { textContent: string | null } | null };
+  const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
+
   /** A chart's labels and values as its canvas carries them, and how many of its pixels are painted. */
   const chart = (id: string) =>
     page.$eval(`#${id}`, (c) => {
@@ -179,6 +182,18 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
     const cap = await page.$eval('.chart-row[data-kind="tools"] .chart-card[data-run="a"] .chart-caption', (p) => ({ text: p.textContent, cls: p.className }));
     expect(cap.text).toBe('23 calls · 4 errors (17.39%) · 4 of 23 rollouts with calls hit a tool error');
     expect(cap.cls).toContain('error');
+    // The list filters the rollouts that hit one, marks their calls, and the conversation shows the failed output in red.
+    await page.click('#tab-rows');
+    await page.selectOption('#tool-errors', 'with');
+    await page.waitForFunction(textIs, ['#list-status', '4 matching rows'] as [string, string]);
+    const calls = await page.$$eval('#rows-body tr td:nth-child(6)', (tds) => tds.map((td) => [td.textContent, td.className]));
+    expect(calls).toEqual(Array.from({ length: 4 }, () => ['1 (1 err)', 'error']));
+    await page.click('#rows-body tr[data-index="4"]');
+    await page.waitForSelector('#conversation .bubble.toolerr');
+    expect(await page.textContent('#conversation .bubble.toolerr h3')).toBe('Turn 1 Step 1 - Function call output - tool error (tool call ID `call_1_0`)');
+    expect(await page.$$eval('#conversation .bubble.toolout', (b) => b.length)).toBe(1);
+    await page.selectOption('#tool-errors', '');
+    await page.waitForFunction(textIs, ['#list-status', '23 matching rows'] as [string, string]);
   });
 
   it('shows one rollout\'s tokens as ng-export +format=rl writes them, no ids overlapping', async () => {

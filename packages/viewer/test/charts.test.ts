@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passRates } from '../src/charts.js';
 import { startViewer, type ViewerHandle } from '../src/index.js';
-import { isToolError, latencyOf } from '../src/rollout-index.js';
+import { latencyOf } from '../src/rollout-index.js';
+import { isToolError } from '../src/tool-errors.js';
 import { groupTasks } from '../src/tasks.js';
 import { PLAN_A, rollout, writeChartFile } from './fixtures.js';
 

@@ -8,9 +8,10 @@ import type { ComparisonSummary, TaskComparison, TaskGroup, TaskSide } from '../
 import { renderCharts, rewardChart, type Run } from './parts/charts.js';
 import { $, api, el, fmt, message } from './parts/dom.js';
 import { tokenBlock } from './parts/tokens.js';
+import { isToolError } from '../tool-errors.js';
 
 type View = 'rows' | 'tasks' | 'compare' | 'charts';
-interface Filters { min: string; max: string; q: string; agent: string; outcome: string; taskOutcome: string; change: string; b: string }
+interface Filters { min: string; max: string; q: string; agent: string; outcome: string; taskOutcome: string; change: string; b: string; toolErrors: string }
 interface Sort { sort: string; order: 'asc' | 'desc' }
 interface Column { label: string; sort?: string; cls?: string; title?: string }
 const isColumn = (c: Column | null): c is Column => c !== null;
@@ -43,7 +44,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typ
 const PAGE = 50;
 const state: { view: View; start: number; total: number; selected: number | null; summary: Summary | null; filters: Filters; sorts: Record<View, Sort>; chartsDrawn: boolean } = {
   view: 'rows', start: 0, total: 0, selected: null, summary: null, chartsDrawn: false,
-  filters: { min: '', max: '', q: '', agent: '', outcome: '', taskOutcome: '', change: '', b: '' },
+  filters: { min: '', max: '', q: '', agent: '', outcome: '', taskOutcome: '', change: '', b: '', toolErrors: '' },
   sorts: { rows: { sort: 'index', order: 'asc' }, tasks: { sort: 'task', order: 'asc' }, compare: { sort: 'delta', order: 'asc' }, charts: { sort: '', order: 'asc' } },
 };
 
@@ -95,7 +96,7 @@ function columns(): Column[] {
     { label: 'Reward', sort: 'reward', cls: 'c-small' },
     many ? { label: 'Agent', sort: 'agent', cls: 'c-mid' } : null,
     { label: 'Response ID', cls: 'c-id' },
-    { label: 'Calls', sort: 'calls', cls: 'c-num', title: 'function calls in the response' },
+    { label: 'Calls', sort: 'calls', cls: 'c-small', title: 'function calls in the response (tool errors in red)' },
     { label: 'Scores', cls: 'c-scores' },
     { label: 'First user message' },
   ] as (Column | null)[]).filter(isColumn);
@@ -153,6 +154,7 @@ function query(): string {
     if (f.min !== '') p.set('min_reward', f.min);
     if (f.max !== '') p.set('max_reward', f.max);
     if (f.outcome !== '') p.set('outcome', f.outcome);
+    if (f.toolErrors !== '') p.set('tool_errors', f.toolErrors);
   }
   if (state.view === 'tasks' && f.taskOutcome !== '') p.set('outcome', f.taskOutcome);
   if (state.view !== 'compare') {
@@ -178,7 +180,7 @@ function rowLine(r: RowSummary): HTMLTableRowElement {
   if (s && s.agents.length > 1) cells.push(el('td', { text: r.agent || '–', title: r.agent || '' }));
   cells.push(
     el('td', { text: r.responseId || '–', title: r.responseId || '' }),
-    el('td', { text: String(r.toolCalls) }),
+    el('td', r.toolErrors ? { text: r.toolCalls + ' (' + r.toolErrors + ' err)', className: 'error', title: r.toolErrors + ' tool error' + (r.toolErrors === 1 ? '' : 's') } : { text: String(r.toolCalls) }),
     el('td', { text: scores || '–', title: scores }),
     el('td', { text: r.error ? 'Invalid: ' + r.error : r.preview, title: r.error || r.preview }),
   );
@@ -194,7 +196,7 @@ function subRow(r: RowSummary, span: number): HTMLTableRowElement {
   const parts = ['reward ' + fmt(r.reward)];
   if (r.rolloutIndex !== null) parts.unshift('rollout ' + r.rolloutIndex);
   if (r.agent) parts.push(r.agent);
-  parts.push(r.toolCalls + ' calls');
+  parts.push(r.toolCalls + ' calls' + (r.toolErrors ? ', ' + r.toolErrors + ' tool error' + (r.toolErrors === 1 ? '' : 's') : ''));
   const scores = scoresText(r);
   if (scores) parts.push(scores);
   if (r.error) parts.push('invalid: ' + r.error);
@@ -373,7 +375,8 @@ function itemBubbles(m: Item, prefix: string): HTMLElement[] {
     out.push(bubble('tool', prefix + 'Function call - `' + String(m.name) + '` (tool call ID `' + String(m.call_id) + '`)',
       'Function call name `' + String(m.name) + '`\n' + prettyMaybe(m.arguments)));
   } else if (type === 'function_call_output') {
-    out.push(bubble('toolout', prefix + 'Function call output (tool call ID `' + String(m.call_id) + '`)', prettyMaybe(m.output)));
+    const failed = isToolError(m.output);
+    out.push(bubble(failed ? 'toolout toolerr' : 'toolout', prefix + 'Function call output' + (failed ? ' - tool error' : '') + ' (tool call ID `' + String(m.call_id) + '`)', prettyMaybe(m.output)));
   } else {
     out.push(bubble('system', prefix + 'Item - ' + String(type), pretty(m)));
   }
@@ -492,7 +495,7 @@ function readFilters(): void {
   const value = (id: string) => $<HTMLInputElement | HTMLSelectElement>(id).value;
   state.filters = {
     min: value('min-reward').trim(), max: value('max-reward').trim(), q: value('search').trim(),
-    agent: value('agent'), outcome: value('outcome'), taskOutcome: value('task-outcome'), change: value('change'), b: value('compare-b'),
+    agent: value('agent'), outcome: value('outcome'), taskOutcome: value('task-outcome'), change: value('change'), b: value('compare-b'), toolErrors: value('tool-errors'),
   };
 }
 function applyFilters(ev?: Event): void {
@@ -503,9 +506,9 @@ function applyFilters(ev?: Event): void {
 }
 document.addEventListener('DOMContentLoaded', async () => {
   $('filters').addEventListener('submit', applyFilters);
-  for (const id of ['agent', 'outcome', 'task-outcome', 'change', 'compare-b']) $(id).addEventListener('change', applyFilters);
+  for (const id of ['agent', 'outcome', 'task-outcome', 'change', 'compare-b', 'tool-errors']) $(id).addEventListener('change', applyFilters);
   $('reset').addEventListener('click', () => {
-    for (const id of ['min-reward', 'max-reward', 'search', 'agent', 'outcome', 'task-outcome', 'change']) $<HTMLInputElement | HTMLSelectElement>(id).value = '';
+    for (const id of ['min-reward', 'max-reward', 'search', 'agent', 'outcome', 'task-outcome', 'change', 'tool-errors']) $<HTMLInputElement | HTMLSelectElement>(id).value = '';
     applyFilters();
   });
   $('prev').addEventListener('click', () => { state.start = Math.max(0, state.start - PAGE); load(); });
