@@ -23,7 +23,10 @@ export interface Distribution {
 export interface PassRates {
   /** Tasks with at least one rewarded rollout. */
   tasks: number;
-  /** Tasks no rollout passed / some but not all passed (the training signal) / every rollout passed. */
+  /**
+   * Tasks whose rollouts' rewards differ (the training signal: for 0/1 rewards, some but not all
+   * passed) / the others: every rollout passed, or none did (all with the same reward).
+   */
   never: number;
   signal: number;
   always: number;
@@ -80,9 +83,10 @@ export function passRates(tasks: readonly TaskGroup[]): PassRates {
   for (const g of tasks) {
     if (g.k === 0 || g.passAt1 === null) continue;
     out.tasks++;
-    if (g.passed === 0) out.never++;
+    // The best reward (pass@k) above the mean means the rewards differ.
+    if (g.mean !== null && g.passAtK !== null && g.passAtK - g.mean > 1e-12) out.signal++;
     else if (g.passed === g.k) out.always++;
-    else out.signal++;
+    else out.never++;
     const p = g.passAt1;
     const b = p <= 0 ? 0 : p >= PASS_REWARD ? 5 : Math.min(4, 1 + Math.floor(p * 4 - 1e-12));
     bins[b]!.count++;

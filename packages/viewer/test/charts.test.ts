@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passRates } from '../src/charts.js';
 import { startViewer, type ViewerHandle } from '../src/index.js';
-import { latencyOf } from '../src/rollout-index.js';
+import { latencyOf, summarizeLine } from '../src/rollout-index.js';
 import { isToolError } from '../src/tool-errors.js';
 import { groupTasks } from '../src/tasks.js';
 import { PLAN_A, rollout, writeChartFile } from './fixtures.js';
@@ -71,3 +71,17 @@ describe('chart endpoints', () => {
     await expect(startViewer({ jsonlPath: join(dir, 'a.jsonl'), compareJsonlPaths: many, port: 0 })).rejects.toThrow(/9 rollouts files given; the viewer shows at most 8 runs/);
   });
 });
+
+describe('training signal of a task', () => {
+  it('is a spread of rewards within the task, partial rewards included', () => {
+    const rows = [
+      [0.5, 0.5],
+      [0, 0.5],
+      [1, 1],
+      [0, 0],
+    ].flatMap((rewards, t) => rewards.map((reward, r) => ({ t, r, reward })));
+    const summaries = rows.map(({ t, r, reward }, index) => summarizeLine(JSON.stringify(rollout(t, { reward, extra: { _ng_task_index: t, _ng_rollout_index: r } })), index, null));
+    expect(passRates(groupTasks(summaries))).toMatchObject({ tasks: 4, signal: 1, never: 2, always: 1 });
+  });
+});
+

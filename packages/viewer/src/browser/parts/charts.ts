@@ -121,7 +121,7 @@ const KINDS: Kind[] = [
     draw: (box, c, cap) => { rewardChart(box, 'chart-reward-' + c.name, c.reward.bins); cap.textContent = distCaption(c.reward, ''); },
   },
   {
-    key: 'passrate', title: 'Pass rate per task', question: 'Which tasks give training signal? Tasks that sometimes pass (amber) do; never (red) or always (green) give none.',
+    key: 'passrate', title: 'Pass rate per task', question: 'Which tasks give training signal? Tasks by the share of their rollouts that passed: those whose rewards differ (amber, for 0/1 rewards) do; never (red) or always (green) passed give none.',
     draw: (box, c, cap) => {
       const p = c.passRate;
       if (!p.tasks) { box.replaceChildren(el('p', { className: 'muted', text: 'No tasks with rewards.' })); return; }
