@@ -45,7 +45,7 @@ export interface RowSummary {
   toolErrors: number;
   /** Per tool: [name, calls, errors] (a list, never an object keyed by model-chosen names). */
   tools: [string, number, number][];
-  /** Top-level string fields of the verify answer (shortened), for grouping by any verifier field. */
+  /** Short top-level text fields of the verify answer (up to 40 characters), for grouping by any verifier field. */
   labels: Record<string, string>;
 }
 
@@ -61,8 +61,9 @@ export interface HistogramBin {
 
 const PREVIEW_CHARS = 160;
 const MAX_SCORES = 6;
-const MAX_LABELS = 12;
-const LABEL_CHARS = 60;
+/** Text fields kept per row for grouping: at most this many, each at most this long (longer text is no category). */
+const MAX_LABELS = 8;
+const LABEL_CHARS = 40;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -214,8 +215,8 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
   const labels = Object.create(null) as Record<string, string>;
   let nLabels = 0;
   for (const [k, v] of Object.entries(row)) {
-    if (typeof v !== 'string' || isTagKey(k) || nLabels >= MAX_LABELS) continue;
-    labels[k] = v.length > LABEL_CHARS ? `${v.slice(0, LABEL_CHARS - 1)}…` : v;
+    if (typeof v !== 'string' || v.length > LABEL_CHARS || isTagKey(k) || nLabels >= MAX_LABELS) continue;
+    labels[k] = v;
     nLabels++;
   }
   base.labels = labels;
