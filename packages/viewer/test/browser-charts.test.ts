@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { tokenSequence } from '@nemo-gym/bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, type Browser, type Page } from './chromium.js';
+import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
 import { ARTIFACTS, chartFacts, PLAN_A, PLAN_B, PLAN_C, TOKENS, writeChartFile, type TaskPlan } from './fixtures.js';
 
 /** The part of a canvas the page-side checks read (the tests are not compiled against the DOM). */
@@ -79,8 +79,6 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  type Doc = { querySelector(s: string): { textContent: string | null } | null };
-  const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
 
   /** A chart's labels and values as its canvas carries them, and how many of its pixels are painted. */
   const chart = (id: string) =>
@@ -185,7 +183,7 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
     // The list filters the rollouts that hit one, marks their calls, and the conversation shows the failed output in red.
     await page.click('#tab-rows');
     await page.selectOption('#tool-errors', 'with');
-    await page.waitForFunction(textIs, ['#list-status', '4 matching rows'] as [string, string]);
+    await waitText(page, '#list-status', '4 matching rows');
     const calls = await page.$$eval('#rows-body tr td:nth-child(6)', (tds) => tds.map((td) => [td.textContent, td.className]));
     expect(calls).toEqual(Array.from({ length: 4 }, () => ['1 (1 err)', 'error']));
     await page.click('#rows-body tr[data-index="4"]');
@@ -193,7 +191,7 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
     expect(await page.textContent('#conversation .bubble.toolerr h3')).toBe('Turn 1 Step 1 - Function call output - tool error (tool call ID `call_1_0`)');
     expect(await page.$$eval('#conversation .bubble.toolout', (b) => b.length)).toBe(1);
     await page.selectOption('#tool-errors', '');
-    await page.waitForFunction(textIs, ['#list-status', '23 matching rows'] as [string, string]);
+    await waitText(page, '#list-status', '23 matching rows');
   });
 
   it('shows one rollout\'s tokens as ng-export +format=rl writes them, no ids overlapping', async () => {

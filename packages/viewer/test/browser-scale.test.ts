@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer, SYNTHETIC_TASKS as TASKS, syntheticReward, writeSyntheticFile, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, type Browser, type Page } from './chromium.js';
+import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
 import { ARTIFACTS } from './fixtures.js';
 
 const SCALE_ROWS = 200_000;
@@ -47,8 +47,6 @@ describe.skipIf(!haveChromium)('viewer on a 200,000-row file', () => {
     );
   });
 
-  type Doc = { querySelector(s: string): { textContent: string | null } | null };
-  const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
   const timed = async (name: string, f: () => Promise<unknown>) => {
     const t0 = performance.now();
     await f();
@@ -72,13 +70,13 @@ describe.skipIf(!haveChromium)('viewer on a 200,000-row file', () => {
     const ms = await timed('reward filter', async () => {
       await page.fill('#min-reward', '1');
       await page.click('#apply');
-      await page.waitForFunction(textIs, ['#list-status', `${passed} matching rows`] as [string, string]);
+      await waitText(page, '#list-status', `${passed} matching rows`);
     });
     expect(ms).toBeLessThan(5_000);
     await timed('agent filter', async () => {
       await page.fill('#min-reward', '');
       await page.selectOption('#agent', 'agent_b');
-      await page.waitForFunction(textIs, ['#list-status', `${SCALE_ROWS / 2} matching rows`] as [string, string]);
+      await waitText(page, '#list-status', `${SCALE_ROWS / 2} matching rows`);
     });
     expect(times['agent filter']).toBeLessThan(5_000);
   });
