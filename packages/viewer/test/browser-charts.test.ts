@@ -155,6 +155,10 @@ describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
     expect(table['Mean reward']!.map((x) => Number(x).toFixed(3))).toEqual(wants.map((w) => w.mean.toFixed(3)));
     expect(table['Tool calls / errors']).toEqual(wants.map((w) => `${w.tools.calls} / ${w.tools.errors}`));
     expect(table['Latency p50 / p90 (s)']![0]).toMatch(/^\d/);
+    // Each run's aggregate metrics, in the format of the metrics files.
+    const metrics = await page.$$eval('.run-details pre', (pres) => pres.map((p) => JSON.parse(p.textContent ?? '{}') as Record<string, unknown>));
+    expect(metrics).toHaveLength(3);
+    expect(metrics.map((m) => (m.reward as { Average: number }).Average.toFixed(2))).toEqual(wants.map((w) => w.mean.toFixed(2)));
   });
 
   it('breaks the runs down by agent and by any verifier field', async () => {

@@ -19,7 +19,9 @@ export interface RunSummary {
   invalidRows: number;
   rewards: { count: number; mean: number | null; min: number | null; max: number | null };
   tasks: { count: number; k: number | null; passAtK: number | null; passAt1: number | null };
-  collectionFailures: { count: number };
+  collectionFailures: { count: number; byReason: { reason: string; count: number }[] };
+  /** The aggregate metrics of the run, as `ng-prepare-data` writes them. */
+  metricsText: string;
 }
 type Charts = ChartData & { name: string; file: string };
 
@@ -240,6 +242,14 @@ export async function renderCharts(box: HTMLElement, runs: readonly Run[]): Prom
     Promise.all(runs.map((r) => api<Charts>('/api/charts?file=' + r.name))),
   ]);
   const parts: HTMLElement[] = [el('h2', { text: runs.length > 1 ? 'Runs side by side' : 'Run' }), runsTable(summaries, charts)];
+  // Each run's aggregate metrics and collection failures by reason, collapsed.
+  parts.push(grid(summaries.length, summaries.map((s) => {
+    const failures = s.collectionFailures.byReason.map((f) => f.count + ' × ' + f.reason).join('\n');
+    return el('div', { className: 'run-details', 'data-run': s.name }, [
+      el('details', { className: 'json' }, [el('summary', { text: 'Aggregate Metrics - ' + s.name.toUpperCase() + ': ' + s.file }), el('pre', { text: s.metricsText })]),
+      failures ? el('details', { className: 'json' }, [el('summary', { text: 'Collection failures by reason - ' + s.name.toUpperCase() }), el('pre', { text: failures })]) : null,
+    ]);
+  })));
   for (const k of KINDS) {
     const cards = charts.map((c) => {
       const holder = el('div');
