@@ -9,7 +9,7 @@ export { checkCollectPaths } from './files.js';
 export { delivery, finishCollection } from './collect.js';
 export { FailureTracker } from './failures.js';
 export { agentRefNames, countLines, readJobs, shardSize } from './input.js';
-export { MetricsAccumulator, metricsDigest } from './metrics.js';
+export { MetricsAccumulator, metricsDigest, quantile, usageOf } from './metrics.js';
 export { fingerprintOf, prepareResume, rolloutKey } from './resume.js';
 export { RolloutSink, taggedLine } from './sink.js';
 export { checkGroupOverrides, GroupCollector, groupVerifierOf, ScoredTasks, type GroupOverrides } from './group.js';
