@@ -14,6 +14,7 @@
  *   assembled   the same, then GET …/trajectory instead (capture + assembly + release);
  *   plain_b, capture_ids, assembled_ids   on a second server with rollout_capture.answer_token_ids: true, so
  *               that captured calls answer exactly as plain ones do.
+ * `--modes a,b` runs only those modes (with the plain rounds of their server).
  * Reported: server CPU per call for each mode against the plain rounds of the same server, answer
  * bytes per call, bytes the capture held per call, and the trajectory's size.
  */
@@ -159,7 +160,10 @@ async function main(): Promise<void> {
   };
 
   console.log(`vllm_model, token ids on; ${ROLLOUTS} rollouts × ${CALLS} chat calls per round, ${CONCURRENCY} rollouts at a time; prompts ${BASE}→${BASE + (CALLS - 1) * (GEN + TOOL)} tokens, ${GEN} generated`);
-  const modes: Mode[] = ['plain', 'capture', 'assembled', 'plain_b', 'capture_ids', 'assembled_ids'];
+  const allModes: Mode[] = ['plain', 'capture', 'assembled', 'plain_b', 'capture_ids', 'assembled_ids'];
+  // `--modes capture_ids,assembled_ids` runs only those (each with the plain rounds of its server).
+  const asked = modesArg();
+  const modes = asked === null ? allModes : allModes.filter((m) => asked.has(m) || (m === 'plain' && [...asked].some((x) => !onSecond(x as Mode))) || (m === 'plain_b' && [...asked].some((x) => onSecond(x as Mode))));
   for (const w of [998, 999]) for (const m of modes) await round(m, w); // warm-up of every path, twice
   const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], plain_b: [], capture_ids: [], assembled_ids: [] };
   let rss = 0;
@@ -170,13 +174,21 @@ async function main(): Promise<void> {
       rss = res.rss;
     }
   }
-  const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]) => (xs.length ? xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : Number.NaN);
   // The overhead of a round is taken against the plain round beside it, then the median of those.
   // Each server against its own plain rounds (the two are separate processes).
   const over = (m: Mode) => {
     const against = onSecond(m) ? cpuOf.plain_b : cpuOf.plain;
     return median(cpuOf[m].map((x, i) => (x - against[i]!) / against[i]!)) * 100;
   };
+  function modesArg(): Set<string> | null {
+    const i = process.argv.indexOf('--modes');
+    if (i < 0) return null;
+    const names = (process.argv[i + 1] ?? '').split(',').filter(Boolean);
+    const unknown = names.filter((n) => !(allModes as string[]).includes(n));
+    if (unknown.length || names.length === 0) throw new Error(`--modes takes a comma-separated list of ${allModes.join(', ')}; got ${process.argv[i + 1] ?? '(nothing)'}`);
+    return new Set(names);
+  }
   const shown = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
   console.log(`server CPU per call, median of ${ROUNDS} rounds (each against the plain round beside it; target ≤ 5 %):`);
   console.log(`  plain /v1/chat/completions (answers carry the ids)       ${median(cpuOf.plain).toFixed(0)} µs`);

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { TOKEN_FIELD_KEYS } from '../openai/schemas.js';
-import { estimateEntryBytes, type CaptureEntry, type CaptureStore } from './store.js';
+import { approxJsonBytes, estimateEntryBytes, type CaptureEntry, type CaptureStore } from './store.js';
 
 type Json = Record<string, unknown>;
 
@@ -133,7 +133,7 @@ export class CallCapture {
     f: Pick<CaptureEntry, 'has_token_ids' | 'missing_ids_reason' | 'prompt_token_ids' | 'generation_token_ids' | 'generation_log_probs' | 'finish_reason' | 'output_items' | 'chat_message' | 'model'>,
   ): CaptureEntry {
     const req = this.request as Json | null;
-    const outBytes = f.output_items ? JSON.stringify(f.output_items).length : f.chat_message ? JSON.stringify(f.chat_message).length : 0;
+    const outBytes = f.output_items ? approxJsonBytes(f.output_items) : f.chat_message ? approxJsonBytes(f.chat_message) : 0;
     const e: CaptureEntry = {
       rollout_id: this.rolloutId,
       call_id: this.callId,

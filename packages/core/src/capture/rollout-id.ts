@@ -85,10 +85,12 @@ export function parseRolloutPath(url: string): RolloutPathMatch | null {
   const q = url.indexOf('?', PREFIX.length);
   const idEnd = end === -1 ? (q === -1 ? url.length : q) : q !== -1 && q < end ? q : end;
   let id = url.slice(PREFIX.length, idEnd);
-  try {
-    id = decodeURIComponent(id);
-  } catch {
-    return { problem: `the rollout id in ${url.slice(0, 120)} is not valid percent-encoding` };
+  if (id.includes('%')) {
+    try {
+      id = decodeURIComponent(id);
+    } catch {
+      return { problem: `the rollout id in ${url.slice(0, 120)} is not valid percent-encoding` };
+    }
   }
   const problem = rolloutIdProblem(id);
   if (problem) return { problem: `${problem} (in ${url.slice(0, 120)})` };

@@ -92,6 +92,24 @@ interface Held {
   lastWrite: number;
 }
 
+/**
+ * About how many bytes a JSON value takes (strings by length, 8 a number), without writing it out:
+ * a capture entry's size is estimated on every call, and JSON.stringify would cost more than the
+ * recording itself.
+ */
+export function approxJsonBytes(v: unknown, depth = 0): number {
+  if (typeof v === 'string') return v.length + 2;
+  if (v === null || typeof v !== 'object') return 8;
+  if (depth > 16) return 64;
+  let n = 2;
+  if (Array.isArray(v)) {
+    for (const x of v) n += approxJsonBytes(x, depth + 1) + 1;
+    return n;
+  }
+  for (const k of Object.keys(v)) n += k.length + 4 + approxJsonBytes((v as Record<string, unknown>)[k], depth + 1);
+  return n;
+}
+
 /** Tokens of a log-prob list or id list as JSON text, roughly: 8 bytes an id, 20 a log-prob. */
 export function estimateEntryBytes(e: Pick<CaptureEntry, 'prompt_token_ids' | 'generation_token_ids' | 'generation_log_probs'>, requestBytes: number, outputBytes: number): number {
   return 400 + requestBytes + outputBytes + 8 * ((e.prompt_token_ids?.length ?? 0) + (e.generation_token_ids?.length ?? 0)) + 20 * (e.generation_log_probs?.length ?? 0);
