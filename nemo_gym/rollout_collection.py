@@ -65,6 +65,21 @@ def _raise_nofile_limit(wanted: int) -> None:
         pass
 
 
+
+def flag_masked_sample(result):
+    """A masked sample (``mask_sample: true``, with its ``failure_reason``) as trainers read it.
+
+    The row keeps its top-level ``mask_sample``; NeMo-RL reads the flag from
+    ``result["instance_config"]["mask_sample"]`` (nemo_rl/experience/rollouts.py,
+    ``_extract_mask_sample_flags``) and zeroes the sample's loss, so the flag is set there too.
+    """
+    if isinstance(result, dict) and result.get("mask_sample") is True:
+        instance_config = result.get("instance_config")
+        if not isinstance(instance_config, dict):
+            instance_config = {}
+        result["instance_config"] = {**instance_config, "mask_sample": True}
+    return result
+
 class _Batch:
     """The rollouts of one run_examples call. Holds no reference to the iterator."""
 
@@ -339,4 +354,4 @@ class RolloutCollectionHelper:
             result = json.loads(text)
         except ValueError as err:
             raise RolloutError(f"POST {url} (agent `{name}`) answered 200 with a body that is not JSON ({err}): {text[:300]}", reason="bad_result", url=url, agent_name=name, response_content=raw) from None
-        return result
+        return flag_masked_sample(result)

@@ -147,6 +147,17 @@ export function delivery(err: unknown): AttemptRecord['delivered'] {
   return 'maybe';
 }
 
+/** The /verify request an agent's error answer carried back (a judge failure), if any. */
+export function verifyRequestOf(body: string): Record<string, unknown> | undefined {
+  if (!body.includes('"verify_request"')) return undefined;
+  try {
+    const v = (JSON.parse(body) as { verify_request?: unknown }).verify_request;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The files of one collection: its output and the sidecars beside it. */
 export function collectionPaths(outputPath: string): { outputPath: string; failuresPath: string; metricsPath: string; statePath: string } {
   return {
@@ -281,6 +292,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     failedThisRun++;
     const cls = classifyFailure(err);
     const note = tracker.failure(cls, attempt.reason);
+    const verifyRequest = cls === 'judge_failed' && err instanceof ServerResponseError ? verifyRequestOf(err.body) : undefined;
     await guard(
       sink.failure({
         _ng_task_index: job.taskIndex,
@@ -292,6 +304,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
         status: attempt.status,
         reason_class: cls,
         history,
+        ...(verifyRequest ? { verify_request: verifyRequest } : {}),
       }),
     );
     opts.onFailure?.({ cls, label: FAILURE_LABELS[cls], reason: attempt.reason, first: note.first, consecutive: note.consecutive, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex });

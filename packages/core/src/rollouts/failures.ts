@@ -13,6 +13,7 @@ export type FailureClass =
   | 'timeout'
   | 'rate_limited'
   | 'verify_error'
+  | 'judge_failed'
   | 'http_5xx'
   | 'http_4xx'
   | 'bad_result'
@@ -28,6 +29,7 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
   timeout: 'timeout',
   rate_limited: 'rate limited (429/503)',
   verify_error: 'verify error',
+  judge_failed: 'judge failed',
   http_5xx: 'HTTP 5xx',
   http_4xx: 'HTTP 4xx',
   bad_result: 'bad agent answer',
@@ -46,6 +48,8 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   NG_ERR_MODEL_TIMEOUT: 'timeout',
   NG_ERR_TIMEOUT: 'timeout',
   NG_ERR_VERIFY_FAILED: 'verify_error',
+  // A verifier's LLM judge gave no verdict (an error, a timeout, an answer without a verdict label).
+  NG_ERR_JUDGE_FAILED: 'judge_failed',
   NG_ERR_SERVER_UNREACHABLE: 'server_unreachable',
   NG_ERR_BAD_RESULT: 'bad_result',
   NG_ERR_BAD_JSON: 'bad_result',
