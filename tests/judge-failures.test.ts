@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reverify } from '@nemo-gym/bridge';
 import { ServerClient } from '@nemo-gym/core/client';
 import { collectRollouts, type CollectSummary } from '@nemo-gym/core/rollouts';
 import { globalConfigFor, startStubServer, startTestServer, type StubAnswer, type StubServer, type TestServer } from '@nemo-gym/core/testing';
@@ -18,6 +17,8 @@ import { server as equivalence } from '../resources_servers/equivalence_llm_judg
 import { server as mathWithJudge } from '../resources_servers/math_with_judge/app.js';
 import { server as vllmModel } from '../responses_api_models/vllm_model/app.js';
 import { server as agent } from '../responses_api_agents/simple_agent/app.js';
+import { reverifyCommand } from '../packages/cli/src/commands/reverify.js';
+import { runInProcess } from './helpers/cli.js';
 
 type Json = Record<string, any>;
 const chat = (content: string) => ({
@@ -168,8 +169,10 @@ describe.each([
     healthy = true;
     const judgeCallsBefore = judgeBackend.requestsTo('/v1/chat/completions').length;
     const fixed = join(dir, `${name}_fixed.jsonl`);
-    const r = await reverify({ input: out, output: fixed, target: { url: resourcesUrls[name]! }, judgeFailedOnly: true });
-    expect([r.rows, r.verified, r.failed, r.newlyScored]).toEqual([3, 3, 0, 3]);
+    const r = await runInProcess(reverifyCommand, [`+input=${out}`, `+output=${fixed}`, `+resources_server_url=${resourcesUrls[name]!}`, '+judge_failed_only=true']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Re-verified 3 of 3 row(s)');
+    expect(r.stdout).toContain('scored for the first time: 3');
     const perVerify = name === 'math' ? 2 : 1;
     expect(judgeBackend.requestsTo('/v1/chat/completions').length - judgeCallsBefore).toBe(3 * perVerify);
     const after = readJsonl(fixed);

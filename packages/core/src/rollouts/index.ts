@@ -9,6 +9,6 @@ export { checkCollectPaths } from './files.js';
 export { delivery, finishCollection } from './collect.js';
 export { FailureTracker } from './failures.js';
 export { agentRefNames, countLines, readJobs, shardSize } from './input.js';
-export { MetricsAccumulator, metricsDigest } from './metrics.js';
+export { isMasked, MetricsAccumulator, metricsDigest, rewardComponentsOf } from './metrics.js';
 export { fingerprintOf, prepareResume, rolloutKey } from './resume.js';
 export { RolloutSink, taggedLine } from './sink.js';
