@@ -354,4 +354,16 @@ class RolloutCollectionHelper:
             result = json.loads(text)
         except ValueError as err:
             raise RolloutError(f"POST {url} (agent `{name}`) answered 200 with a body that is not JSON ({err}): {text[:300]}", reason="bad_result", url=url, agent_name=name, response_content=raw) from None
+        failed_class = result.get("_ng_failure_class") if isinstance(result, dict) else None
+        if isinstance(failed_class, str) and failed_class:
+            # Upstream's failed row (nemo_gym/judge.py: reward 0.0 with `_ng_failure_class`) is a failure, never a reward.
+            judge = failed_class == "judge_failed"
+            raise RolloutError(
+                f"POST {url} (agent `{name}`) answered a row marked _ng_failure_class={failed_class!r}: {result.get('_ng_failure_judge_error', '')}",
+                status=status,
+                reason="judge_failed" if judge else "bad_result",
+                code="NG_ERR_JUDGE_FAILED" if judge else "NG_ERR_BAD_RESULT",
+                url=url,
+                agent_name=name,
+            )
         return flag_masked_sample(result)

@@ -76,6 +76,23 @@ describe('masked samples', () => {
   });
 });
 
+describe("upstream's failed row", () => {
+  it('a 200 row marked _ng_failure_class: judge_failed (upstream HEAD) is recorded as a judge failure with its request, not written with reward 0', async () => {
+    const { summary, rows, metrics } = await collect(
+      'upstream',
+      [[{ reward: 1 }], [{ reward: 0.0, _ng_failure_class: 'judge_failed', _ng_failure_judge_error: 'TimeoutError: judge' }]],
+      1,
+    );
+    expect(rows.map((r) => [r._ng_task_index, r.reward])).toEqual([[0, 1]]);
+    expect(summary.failuresByReason).toEqual({ 'judge failed': 1 });
+    expect(metrics.mean.reward).toBe(1);
+    const [rec] = readFileSync(join(dir, 'upstream_out_failures.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json);
+    expect(rec).toMatchObject({ _ng_task_index: 1, reason_class: 'judge_failed' });
+    expect(rec!.reason).toContain('TimeoutError: judge');
+    expect(Object.keys(rec!.verify_request).sort()).toEqual(['response', 'responses_create_params', 'task']);
+  });
+});
+
 describe('reward components', () => {
   it('get a mean and pass@k each, beside the reward', async () => {
     const step = (schema: number, content: number) => ({ reward: schema + content, reward_components: { schema, content } });

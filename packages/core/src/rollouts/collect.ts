@@ -24,7 +24,7 @@ import { redactUrlCredentials } from '../config/redact.js';
 import { BadResultError, CollectFileError, NgError, ServerResponseError, ServerUnreachableError, describeError } from '../errors.js';
 import { requestFailure, type ServerClient } from '../client/client.js';
 import { NOT_PROCESSED_STATUSES } from '../client/retry.js';
-import { FAILURE_LABELS, FailureTracker, classifyFailure, type FailureClass } from './failures.js';
+import { FAILURE_LABELS, FailureTracker, classifyFailure, failedRowError, requestOfFailedRow, type FailureClass } from './failures.js';
 import { checkCollectPaths, fileProblem } from './files.js';
 import { agentRefNames, countLines, readJobs, shardSize, type BadRowJob, type RolloutJob } from './input.js';
 import { MetricsAccumulator } from './metrics.js';
@@ -282,7 +282,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     }
   };
 
-  const fail = async (job: RolloutJob | BadRowJob, agent: string | null, given: Omit<AttemptRecord, 'attempt'>, err: unknown) => {
+  const fail = async (job: RolloutJob | BadRowJob, agent: string | null, given: Omit<AttemptRecord, 'attempt'>, err: unknown, failedRow?: Record<string, unknown>) => {
     // The reason is shown on the terminal and recorded: never with a URL's credentials.
     const attempt = { ...given, reason: redactUrlCredentials(given.reason) };
     const key = rolloutKey(job.taskIndex, job.rolloutIndex);
@@ -292,7 +292,8 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     failedThisRun++;
     const cls = classifyFailure(err);
     const note = tracker.failure(cls, attempt.reason);
-    const verifyRequest = cls === 'judge_failed' && err instanceof ServerResponseError ? verifyRequestOf(err.body) : undefined;
+    const verifyRequest =
+      cls !== 'judge_failed' ? undefined : failedRow ? requestOfFailedRow(failedRow) : err instanceof ServerResponseError ? verifyRequestOf(err.body) : undefined;
     await guard(
       sink.failure({
         _ng_task_index: job.taskIndex,
@@ -329,6 +330,12 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
         throw new BadResultError(job.agent, JSON.stringify(result).slice(0, 200));
       }
       const row = result as Record<string, unknown>;
+      const rowFailure = failedRowError(row);
+      if (rowFailure) {
+        const given = { started_at: startedAt, reason: rowFailure.message, status: res.status, delivered: 'yes' as const, http_attempts: httpAttempts };
+        await fail(job, job.agent, given, rowFailure, row);
+        return;
+      }
       await sink.result(taggedLine(res.text, row, job.taskIndex, job.rolloutIndex, job.agent));
       resume.previous.delete(rolloutKey(job.taskIndex, job.rolloutIndex));
       tracker.success();

@@ -4,7 +4,7 @@
  * class, tells the caller the first time a class is seen (so its reason can be shown at once), and
  * counts failures in a row so a run against infrastructure that is plainly down can stop early.
  */
-import { ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
+import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
 
 export type FailureClass =
   | 'model_unreachable'
@@ -82,8 +82,31 @@ export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof TimeoutError) return 'timeout';
   if (err instanceof ServerUnreachableError) return code === 'NG_ERR_TIMEOUT' ? 'timeout' : 'agent_unreachable';
   if (err instanceof ServerResponseError) return classifyAnswer(err.status, code);
+  // A result row marked as a judge failure (see failedRowError).
+  if (byCode === 'judge_failed') return 'judge_failed';
   // The agent's own answer was not a usable result.
   return byCode === 'bad_result' ? 'bad_result' : 'other';
+}
+
+/**
+ * Upstream NeMo Gym's way of saying a row failed (`nemo_gym/judge.py` at HEAD: a verifier whose judge
+ * failed answers 200 with the request, `reward: 0.0`, `_ng_failure_class: "judge_failed"` and
+ * `_ng_failure_judge_error`). Such a row is a failure, not a reward: the error to record it with
+ * (class judge_failed), or null for an ordinary result.
+ */
+export function failedRowError(row: Record<string, unknown>): NgError | null {
+  const cls = row._ng_failure_class;
+  if (typeof cls !== 'string' || !cls) return null;
+  const why = typeof row._ng_failure_judge_error === 'string' ? `: ${row._ng_failure_judge_error}` : '';
+  const text = `the agent answered a row marked _ng_failure_class: ${JSON.stringify(cls)}${why}`;
+  return cls === 'judge_failed' ? new NgError('NG_ERR_JUDGE_FAILED', text) : new NgError('NG_ERR_BAD_RESULT', text);
+}
+
+/** The /verify request inside a failed row: the row without its reward and the failure marks. */
+export function requestOfFailedRow(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) if (k !== 'reward' && k !== '_ng_failure_class' && k !== '_ng_failure_judge_error') out[k] = v;
+  return out;
 }
 
 /** What the tracker says about one recorded failure. */
