@@ -257,6 +257,11 @@ async function reverifyChecked(opts: ReverifyOptions): Promise<ReverifySummary> 
     const after = rewardOf(answer)!;
     const newRow: Json = { ...answer };
     for (const k of COLLECTOR_KEYS) if (row[k] !== undefined) newRow[k] = row[k];
+    // A sample the agent masked (its capture, its sandbox) stays masked: /verify cannot vouch for it.
+    if (row.mask_sample === true && !Object.hasOwn(answer, 'mask_sample')) {
+      newRow.mask_sample = true;
+      if (row.failure_reason !== undefined) newRow.failure_reason = row.failure_reason;
+    }
     await out.write(newRow);
     s.sumAfter += after;
     s.nAfter++;
