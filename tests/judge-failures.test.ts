@@ -12,6 +12,8 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerClient } from '@nemo-gym/core/client';
 import { collectRollouts, type CollectSummary } from '@nemo-gym/core/rollouts';
+import { collectViaQueue, runWorker } from '@nemo-gym/queue';
+import { findRedisServer, startRedisServer } from '@nemo-gym/queue/redis-server';
 import { globalConfigFor, startStubServer, startTestServer, type StubAnswer, type StubServer, type TestServer } from '@nemo-gym/core/testing';
 import { server as equivalence } from '../resources_servers/equivalence_llm_judge/app.js';
 import { server as mathWithJudge } from '../resources_servers/math_with_judge/app.js';
@@ -200,4 +202,32 @@ describe('the anchor switch (unparseable_verdict_is_wrong: true)', () => {
       [2, 'judge_failed'],
     ]);
   });
+});
+
+describe.skipIf(findRedisServer().path === null)('through the Redis queue', () => {
+  it('a worker records the judge failures with their verify request; the collector writes judged rows only', async () => {
+    healthy = false;
+    const redis = await startRedisServer();
+    const client = new ServerClient({ globalConfig, retry: { maxAttempts: 1 } });
+    const stop = new AbortController();
+    try {
+      const worker = runWorker({ client, queueUrl: redis.url, queue: 'judge', concurrency: 3, leaseMs: 5000, signal: stop.signal });
+      const out = join(dir, 'queue.jsonl');
+      const s = await collectViaQueue({ queueUrl: redis.url, queue: 'judge', inputPath: input, outputPath: out, agentName: 'equiv_agent' });
+      stop.abort();
+      await worker;
+      expect(Object.keys(byTask(readJsonl(out))).map(Number).sort()).toEqual([0, 4, 5]);
+      expect(s.failuresByReason).toEqual({ 'judge failed': 3 });
+      const failures = readJsonl(join(dir, 'queue_failures.jsonl'));
+      expect(failures.map((f) => [f._ng_task_index, f.reason_class, f.verify_request?.expected_answer]).sort()).toEqual([
+        [1, 'judge_failed', '5'],
+        [2, 'judge_failed', '5'],
+        [3, 'judge_failed', '5'],
+      ]);
+    } finally {
+      stop.abort();
+      await client.close();
+      await redis.stop();
+    }
+  }, 60_000);
 });

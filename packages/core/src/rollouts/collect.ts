@@ -24,7 +24,7 @@ import { redactUrlCredentials } from '../config/redact.js';
 import { BadResultError, CollectFileError, NgError, ServerResponseError, ServerUnreachableError, describeError } from '../errors.js';
 import { requestFailure, type ServerClient } from '../client/client.js';
 import { NOT_PROCESSED_STATUSES } from '../client/retry.js';
-import { FAILURE_LABELS, FailureTracker, classifyFailure, failedRowError, requestOfFailedRow, type FailureClass } from './failures.js';
+import { FAILURE_LABELS, FailureTracker, classifyFailure, failedRowError, judgeFailureRequest, type FailureClass } from './failures.js';
 import { checkCollectPaths, fileProblem } from './files.js';
 import { agentRefNames, countLines, readJobs, shardSize, type BadRowJob, type RolloutJob } from './input.js';
 import { MetricsAccumulator } from './metrics.js';
@@ -141,21 +141,10 @@ export interface CollectSummary {
 /** How far a failed /run got: an answer from the agent, or a transport failure before or after sending. */
 export function delivery(err: unknown): AttemptRecord['delivered'] {
   if (err instanceof ServerResponseError) return NOT_PROCESSED_STATUSES.has(err.status) && !err.noResend ? 'no' : 'yes';
-  if (err instanceof NgError && (err.code === 'NG_ERR_BAD_RESULT' || err.code === 'NG_ERR_BAD_JSON')) return 'yes';
+  if (err instanceof NgError && (err.code === 'NG_ERR_BAD_RESULT' || err.code === 'NG_ERR_BAD_JSON' || err.code === 'NG_ERR_JUDGE_FAILED')) return 'yes';
   const f = requestFailure(err);
   if (f) return f.sent ? 'maybe' : 'no';
   return 'maybe';
-}
-
-/** The /verify request an agent's error answer carried back (a judge failure), if any. */
-export function verifyRequestOf(body: string): Record<string, unknown> | undefined {
-  if (!body.includes('"verify_request"')) return undefined;
-  try {
-    const v = (JSON.parse(body) as { verify_request?: unknown }).verify_request;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The files of one collection: its output and the sidecars beside it. */
@@ -292,8 +281,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     failedThisRun++;
     const cls = classifyFailure(err);
     const note = tracker.failure(cls, attempt.reason);
-    const verifyRequest =
-      cls !== 'judge_failed' ? undefined : failedRow ? requestOfFailedRow(failedRow) : err instanceof ServerResponseError ? verifyRequestOf(err.body) : undefined;
+    const verifyRequest = judgeFailureRequest(cls, err, failedRow);
     await guard(
       sink.failure({
         _ng_task_index: job.taskIndex,

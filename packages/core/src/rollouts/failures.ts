@@ -103,10 +103,31 @@ export function failedRowError(row: Record<string, unknown>): NgError | null {
 }
 
 /** The /verify request inside a failed row: the row without its reward and the failure marks. */
-export function requestOfFailedRow(row: Record<string, unknown>): Record<string, unknown> {
+function requestOfFailedRow(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) if (k !== 'reward' && k !== '_ng_failure_class' && k !== '_ng_failure_judge_error') out[k] = v;
   return out;
+}
+
+/** The /verify request an agent's error answer carried back (`verify_request`), if any. */
+function requestOfAnswer(body: string): Record<string, unknown> | undefined {
+  if (!body.includes('"verify_request"')) return undefined;
+  try {
+    const v = (JSON.parse(body) as { verify_request?: unknown }).verify_request;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a judge failure's record keeps so ng-reverify can score it later: the /verify request the agent
+ * passed on with its error answer, or the one inside an upstream failed row (`failedRow`).
+ */
+export function judgeFailureRequest(cls: FailureClass, err: unknown, failedRow?: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (cls !== 'judge_failed') return undefined;
+  if (failedRow) return requestOfFailedRow(failedRow);
+  return err instanceof ServerResponseError ? requestOfAnswer(err.body) : undefined;
 }
 
 /** What the tracker says about one recorded failure. */
