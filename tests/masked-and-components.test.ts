@@ -11,6 +11,8 @@ import { ServerClient } from '@nemo-gym/core/client';
 import { collectRollouts } from '@nemo-gym/core/rollouts';
 import { globalConfigFor, startStubServer, type StubServer } from '@nemo-gym/core/testing';
 import { metricsTable } from '../packages/cli/src/commands/collect-rollouts.js';
+import { exportCommand } from '../packages/cli/src/commands/export.js';
+import { runInProcess } from './helpers/cli.js';
 
 type Json = Record<string, any>;
 const calls = new Map<string, number>();
@@ -73,6 +75,12 @@ describe('masked samples', () => {
     expect(table).toContain('6 in the output (6 new, 0 from earlier runs), 0 failed');
     expect(table).toMatch(/masked\s+3 \(in the output, flagged mask_sample; not in the means\): max_iteration 2, capture_incomplete 1/);
     expect(table).toMatch(/reward\s+mean 0\.333/);
+
+    // ng-export leaves them out and says how many.
+    const exported = await runInProcess(exportCommand, [`+input=${join(dir, 'masked_out.jsonl')}`, `+output=${join(dir, 'masked_rl.jsonl')}`, '+format=rl']);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toContain('Left out:');
+    expect(exported.stdout).toMatch(/ {2}3 masked samples \(mask_sample: true; kept in the rollouts, never trained on\) \(first lines: \d, \d, \d\)/);
   });
 });
 
