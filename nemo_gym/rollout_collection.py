@@ -22,6 +22,15 @@ Cancellation (async GRPO drops stale rollouts after a weight update):
 
 A cancelled rollout's connection to the agent is closed, so the agent stops its tool calls and
 model calls, and the model server closes its request to the backend: the generation stops.
+
+Group rewards (docs/group-rewards.md): rows whose agent's resources server declares
+``verify_group`` (the head server's ``GET /group_verifiers``) are scored together with the other
+rows of their task in the batch (same ``_ng_task_index``, else the same ``responses_create_params``):
+each such awaitable gives its result once the group is scored, with the group reward as ``reward``
+(the rollout's own ``/verify`` reward kept as ``verify_reward``). A member that failed is left out
+(``group_member_failure: score_rest``) or fails the group (``fail_group``); a group waits at most
+``group_wait_timeout_s`` from its first finished member; a member not scored raises a RolloutError
+with reason ``group_failed``, never a result.
 """
 from __future__ import annotations
 
@@ -97,6 +106,8 @@ class _Batch:
         self.claimed: Set[asyncio.Task] = set()
         #: Tasks that have passed the semaphore and sent their request, in order.
         self.running: List[asyncio.Task] = []
+        #: The group of each row scored as a group, by row index.
+        self.groups: Dict[int, "_Group"] = {}
 
     def start(self) -> None:
         if self.started:
@@ -104,22 +115,49 @@ class _Batch:
         self.started = True
         loop = self.loop = asyncio.get_running_loop()
         http = self.helper._http_client(loop)
-        for row in self.examples:
-            task = loop.create_task(self._run(row, http))
+        self._form_groups(loop, http)
+        for i, row in enumerate(self.examples):
+            task = loop.create_task(self._run(i, row, http))
             task.add_done_callback(self._on_done)
             self.tasks.append(task)
 
-    async def _run(self, row: Dict, http: HttpClient) -> Tuple[Dict, Dict]:
+    def _form_groups(self, loop: asyncio.AbstractEventLoop, http: HttpClient) -> None:
+        verifiers = self.client.group_verifiers()
+        if not verifiers:
+            return
+        by_key: Dict[Tuple[str, str], List[int]] = {}
+        for i, row in enumerate(self.examples):
+            ref = row.get("agent_ref") if isinstance(row, dict) else None
+            agent = ref.get("name") if isinstance(ref, dict) else None
+            if not isinstance(agent, str) or not isinstance(verifiers.get(agent), dict):
+                continue
+            if "server" not in verifiers[agent]:
+                # A group verify the head server could not read: no row of that agent gets a per-rollout reward instead.
+                raise RolloutError(f"agent `{agent}`: its resources server's group verify settings are invalid: {verifiers[agent].get('error')}", reason="bad_row", agent_name=agent)
+            task = row.get("_ng_task_index")
+            key = f"task:{task}" if isinstance(task, int) else "params:" + json.dumps(row.get("responses_create_params"), sort_keys=True)
+            by_key.setdefault((agent, key), []).append(i)
+        for (agent, _), members in by_key.items():
+            group = _Group(self, loop, http, agent, verifiers[agent], members)
+            for i in members:
+                self.groups[i] = group
+
+    async def _run(self, i: int, row: Dict, http: HttpClient) -> Tuple[Dict, Dict]:
+        group = self.groups.get(i)
         async with self.semaphore:
             task = asyncio.current_task()
             self.running.append(task)  # type: ignore[arg-type]
             try:
-                return row, await self.helper._post_run(self.client, row, http, self.timeout_s)
+                if group is None:
+                    return row, await self.helper._post_run(self.client, row, http, self.timeout_s)
+                result = await group.run_member(i, self.helper._post_run(self.client, row, http, self.timeout_s))
             finally:
                 try:
                     self.running.remove(task)  # type: ignore[arg-type]
                 except ValueError:
                     pass
+        # Out of the semaphore: the other members of the group need it to finish.
+        return row, await group.result_for(i, result)
 
     def _on_done(self, task: asyncio.Task) -> None:
         if task in self.claimed:
@@ -167,6 +205,142 @@ class _Batch:
             if not t.done():
                 self.claimed.add(t)
                 t.cancel()
+
+
+def _member_id(row: Dict, i: int) -> str:
+    t, r = row.get("_ng_task_index"), row.get("_ng_rollout_index")
+    return f"{t}-{r}" if isinstance(t, int) and isinstance(r, int) else f"row{i}"
+
+
+class _Group:
+    """The rows of one task whose results are scored together by the resources server's /verify_group."""
+
+    def __init__(self, batch: _Batch, loop: asyncio.AbstractEventLoop, http: HttpClient, agent: str, verifier: Dict[str, Any], members: List[int]) -> None:
+        self.batch = batch
+        self.loop = loop
+        self.http = http
+        self.agent = agent
+        self.server = str(verifier["server"])
+        self.wait_s = float(verifier.get("group_wait_timeout_s") or 600)
+        self.fail_group = verifier.get("group_member_failure") == "fail_group"
+        self.members = members
+        self.results: Dict[int, Dict] = {}
+        self.failed: Set[int] = set()
+        self.closed: asyncio.Future = loop.create_future()
+        self.outcome: asyncio.Future = loop.create_future()
+        self.timer: Optional[asyncio.TimerHandle] = None
+        self.scoring: Optional[asyncio.Future] = None
+
+    def _error(self, message: str) -> RolloutError:
+        return RolloutError(message, reason="group_failed", code="NG_ERR_GROUP_VERIFY", agent_name=self.agent)
+
+    async def run_member(self, i: int, post: Any) -> Optional[Dict]:
+        """The member's rollout, given up when its group stops waiting for it (the deadline passed)."""
+        if self.closed.done():
+            post.close()
+            raise self._error(f"row {i} was not run: its group ({self.server}) was closed ({self.closed.result()})")
+        run = asyncio.ensure_future(post)
+        try:
+            await asyncio.wait({run, self.closed}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            run.cancel()
+            self._progress(i, None)
+            raise
+        if not run.done():
+            run.cancel()
+            raise self._error(f"row {i} did not finish within group_wait_timeout_s={self.wait_s:g} ({self.closed.result()})")
+        try:
+            result = run.result()
+        except BaseException:
+            self._progress(i, None)
+            raise
+        return result
+
+    async def result_for(self, i: int, result: Optional[Dict]) -> Dict:
+        self._progress(i, result)
+        outcome = await asyncio.shield(self.outcome)
+        got = outcome.get(i)
+        if isinstance(got, BaseException):
+            raise got
+        if got is None:
+            raise self._error(f"row {i} finished after its group was scored ({self.closed.result()})")
+        return got
+
+    def _progress(self, i: int, result: Optional[Dict]) -> None:
+        if self.closed.done():
+            return
+        if result is None:
+            self.failed.add(i)
+        else:
+            self.results[i] = result
+        if len(self.results) + len(self.failed) >= len(self.members):
+            self._close("every member finished")
+        elif self.timer is None:
+            self.timer = self.loop.call_later(self.wait_s, self._close, f"group_wait_timeout_s={self.wait_s:g} passed")
+
+    def _close(self, why: str) -> None:
+        if self.closed.done():
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        self.closed.set_result(why)
+        self.scoring = asyncio.ensure_future(self._score())
+
+    async def _score(self) -> None:
+        missing = [i for i in self.members if i not in self.results and i not in self.failed]
+        held = sorted(self.results)
+        outcome: Dict[int, Any] = {}
+        try:
+            if held and self.fail_group and (self.failed or missing):
+                err = self._error(f"the group of {len(self.members)} rows is recorded as failed (group_member_failure=fail_group): {len(self.failed)} failed, {len(missing)} unfinished")
+                outcome = {i: err for i in held}
+            elif held:
+                outcome = await self._verify_group(held)
+        except BaseException as err:  # noqa: BLE001 (every member gets the failure; nothing is scored)
+            failure = err if isinstance(err, RolloutError) else self._error(f"/verify_group of {self.server} failed: {err}")
+            outcome = {i: failure for i in held}
+        finally:
+            if not self.outcome.done():
+                self.outcome.set_result(outcome)
+
+    async def _verify_group(self, held: List[int]) -> Dict[int, Any]:
+        rows = self.batch.examples
+        ids = {_member_id(rows[i], i): i for i in held}
+        members = [dict({k: v for k, v in self.results[i].items() if not k.startswith("_ng_")}, member_id=mid) for mid, i in ids.items()]
+        first = rows[held[0]]
+        body = {"task_index": first.get("_ng_task_index"), "num_repeats": len(self.members), "members": members}
+        address = self.batch.client.address(self.server)
+        if address is None:
+            raise self._error(f"resources server `{self.server}` is not a running server of the head server {self.batch.client.head_url}")
+        host, port = address
+        status, _, raw = await self.http.request("POST", host, port, "/verify_group", json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        text = raw.decode("utf-8", errors="replace")
+        answer: Any = None
+        try:
+            answer = json.loads(text)
+        except ValueError:
+            pass
+        if status != 200:
+            code = answer.get("code") if isinstance(answer, dict) and isinstance(answer.get("code"), str) else None
+            raise RolloutHTTPError(f"POST http://{host}:{port}/verify_group ({self.server}) answered HTTP {status}: {text[:2000]}", status=status, reason=failure_reason(status, code), code=code, detail=text, agent_name=self.agent)
+        scores = answer.get("members") if isinstance(answer, dict) else None
+        got: Dict[str, Dict] = {}
+        for m in scores if isinstance(scores, list) else []:
+            if isinstance(m, dict) and m.get("member_id") in ids and isinstance(m.get("reward"), (int, float)) and not isinstance(m.get("reward"), bool):
+                got[m["member_id"]] = m
+        if len(got) != len(ids):
+            raise self._error(f"{self.server} answered /verify_group without one reward for each of the {len(ids)} members")
+        outcome: Dict[int, Any] = {}
+        for mid, i in ids.items():
+            own = self.results[i]
+            extra = {k: v for k, v in got[mid].items() if k not in ("member_id", "reward")}
+            row = dict(own)
+            row["reward"] = got[mid]["reward"]
+            if isinstance(own.get("reward"), (int, float)):
+                row["verify_reward"] = own["reward"]
+            row["group_verify"] = dict({"member_id": mid, "members": len(ids), "num_repeats": len(self.members)}, **extra)
+            outcome[i] = row
+        return outcome
 
 
 class _Completion:

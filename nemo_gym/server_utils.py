@@ -182,6 +182,14 @@ class ServerClient:
             table.setdefault(str(inst["name"]), []).append((_connect_host(host), port))
         self._table = table
 
+    def group_verifiers(self, timeout_s: float = 10.0) -> Dict[str, Any]:
+        """Agents whose rollouts are scored as groups (``GET /group_verifiers``): name -> {server, group_wait_timeout_s, group_member_failure}."""
+        try:
+            table = self._get_json("/group_verifiers", timeout_s)
+        except (urllib.error.URLError, OSError, ValueError):
+            return {}
+        return table if isinstance(table, dict) else {}
+
     def names(self) -> List[str]:
         return sorted(self._table)
 

@@ -33,7 +33,7 @@ function runModule(module: string, timeoutMs: number): Promise<{ code: number | 
   });
 }
 
-const SUMMARY = /(nemo-rl caller:|verl caller:|dead backends \(|first: POST|bad config:|poll: |SIGKILL of the parent|4096 rows at|cancel 32 of 64|later run_examples:|consumer cancelled|editable install|hung backend:|start-up deadline:)/;
+const SUMMARY = /(nemo-rl caller:|verl caller:|dead backends \(|first: POST|bad config:|poll: |SIGKILL of the parent|4096 rows at|cancel 32 of 64|later run_examples:|consumer cancelled|editable install|hung backend:|start-up deadline:|group verify)/;
 
 describe.skipIf(!havePython)('nemo_gym Python package', () => {
   const modules: [string, number][] = [
@@ -44,6 +44,7 @@ describe.skipIf(!havePython)('nemo_gym Python package', () => {
     ['test_lifecycle', 90_000],
     ['test_scale', 90_000],
     ['test_cancellation', 90_000],
+    ['test_group_verify', 90_000],
   ];
   for (const [module, timeoutMs] of modules) {
     it(module, async () => {

@@ -9,15 +9,13 @@
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
-import { rolloutPath, type Trajectory } from '@nemo-gym/core/capture';
-import { describeError, HttpError, RolloutIdError } from '@nemo-gym/core/errors';
+import { assembleResponse, fetchTrajectory, modelBaseUrl, releaseCapture, rolloutApiKey, rolloutIdentity, trajectorySummary, type RolloutIdentity } from '@nemo-gym/core/capture';
+import { HttpError, RolloutIdError } from '@nemo-gym/core/errors';
 import { fullCreateParamsDump, ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
 import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, RawJson, startIfMain } from '@nemo-gym/core/server';
 import { Sandbox, SlotPool, sandboxConfigShape, sandboxOptionsFromConfig } from '@nemo-gym/sandbox';
-import type { ServerClient } from '@nemo-gym/core/client';
-import { dummyKey, HarnessError, runFailure, runHarness, type HarnessRun, type HarnessRunOptions, type NetworkMode } from './src/harness.js';
+import { HarnessError, runFailure, runHarness, type HarnessRun, type HarnessRunOptions, type NetworkMode } from './src/harness.js';
 import { PINNED_VERSIONS, PRESETS, type PresetName } from './src/presets.js';
-import { assembleResponse, modelBaseUrl, rolloutIdentity, type RolloutIdentity } from './src/rollout.js';
 import { instructionOf, WorkspaceSchema } from './src/workspace.js';
 
 export const HarnessAgentConfigSchema = AgentServerConfigSchema.extend({
@@ -87,33 +85,6 @@ export function resolveProgram(config: Pick<HarnessAgentConfig, 'preset' | 'comm
   }
   // The whole platform package (Codex keeps its ripgrep beside the binary).
   return { program: binary, readablePaths: [dirname(dirname(binary))] };
-}
-
-/**
- * The rollout's trajectory from the model server (which drops the capture as it answers). No
- * capture (the harness never reached the model through its route, or the capture expired) or an
- * unreadable answer is not a reason to lose the scored rollout: the row is masked with the reason.
- */
-async function fetchTrajectory(client: ServerClient, server: string, rolloutId: string, signal: AbortSignal): Promise<Trajectory | { unavailable: string }> {
-  try {
-    // Sent once: the answer releases the capture, so a resent request would find nothing.
-    const res = await client.requestUrl(`${server}${rolloutPath(rolloutId)}/trajectory`, undefined, { method: 'GET', requestClass: 'once', signal });
-    if (!res.ok) return { unavailable: res.error().message };
-    const t = res.json<Trajectory>();
-    if (t === null || typeof t !== 'object' || !Array.isArray(t.output) || typeof t.mask_sample !== 'boolean') return { unavailable: `the model server's trajectory answer is not a trajectory: ${res.text.slice(0, 200)}` };
-    return t;
-  } catch (err) {
-    signal.throwIfAborted();
-    return { unavailable: describeError(err) };
-  }
-}
-
-/** Frees the capture of a rollout that failed before its trajectory was read (best effort: the TTL frees it otherwise). */
-async function releaseCapture(server: string, rolloutId: string): Promise<void> {
-  // ServerClient sends GET and POST only; this is one best-effort DELETE.
-  await fetch(`${server}${rolloutPath(rolloutId)}/capture`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) })
-    .then((r) => r.body?.cancel())
-    .catch(() => undefined);
 }
 
 export const server = defineAgent({
@@ -196,7 +167,7 @@ export const server = defineAgent({
       try {
         run = await ctx.state.rollouts.use(async () => {
           signal.throwIfAborted();
-          return runHarness(ctx.state.sandbox, ctx.state.options, { workspace: parsed.data, instruction, baseUrl, apiKey: dummyKey() }, signal);
+          return runHarness(ctx.state.sandbox, ctx.state.options, { workspace: parsed.data, instruction, baseUrl, apiKey: rolloutApiKey('ng-harness') }, signal);
         });
       } catch (err) {
         if (capture) await releaseCapture(modelUrl, identity.id);
@@ -212,7 +183,7 @@ export const server = defineAgent({
       }
 
       const trajectory = capture ? await fetchTrajectory(ctx.client, modelUrl, identity.id, signal) : null;
-      const assembled = assembleResponse({ rolloutId: identity.id, model: ctx.config.model, transcript: run.transcript, trajectory });
+      const assembled = assembleResponse({ rolloutId: identity.id, model: ctx.config.model, transcript: run.transcript, transcriptSource: 'harness_events', trajectory });
       const response = assembled.response;
       const harness = {
         preset: ctx.config.preset,
@@ -224,7 +195,7 @@ export const server = defineAgent({
         model_calls: run.modelCalls,
         errors: run.transcript.errors,
         stderr_tail: run.stderr.length > 2000 ? `…${run.stderr.slice(-2000)}` : run.stderr,
-        trajectory: trajectory === null ? null : 'unavailable' in trajectory ? { unavailable: trajectory.unavailable } : { mode: trajectory.mode, chains: trajectory.chains.length, quarantined: trajectory.quarantined.length, metrics: trajectory.metrics },
+        trajectory: trajectorySummary(trajectory),
       };
       const verify = await ctx.client.post(resources.name, '/verify', { ...row, response, harness }, { cookies, signal });
       if (!verify.ok) throw verify.error();

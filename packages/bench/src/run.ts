@@ -25,8 +25,8 @@ function sectionList(config: ConfigDict): Set<string> | null {
   const v = config.sections;
   if (v === undefined || v === null) return null;
   const letters = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim().toUpperCase()).filter(Boolean);
-  const bad = letters.filter((l) => !/^[A-Q]$/.test(l));
-  if (bad.length) throw new UsageError(`+sections takes section letters A-Q (e.g. +sections=[J,K]), got ${bad.map((b) => JSON.stringify(b)).join(', ')}.`);
+  const bad = letters.filter((l) => !/^[A-R]$/.test(l));
+  if (bad.length) throw new UsageError(`+sections takes section letters A-R (e.g. +sections=[J,K]), got ${bad.map((b) => JSON.stringify(b)).join(', ')}.`);
   return new Set(letters);
 }
 
@@ -43,7 +43,7 @@ export const BENCH_FLAGS: readonly { name: string; type: 'int' | 'bool' | 'list'
   { name: 'queue_rollouts', type: 'int', description: 'rollouts per round in section J, Redis queue vs local collector (default 20000: a round of about a second, so start-up and drain weigh little; 0 skips)' },
   { name: 'fleet_inflight', type: 'int', description: 'requests held in flight in section K, one client routing to 64 stub replicas (default 16000; 0 skips)' },
   { name: 'python_rollouts', type: 'int', description: 'rollouts per round in section O, the Python package\'s run_examples vs ng-collect-rollouts at concurrency 512 (default 10000; 0 skips)' },
-  { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-Q; D-F, H, M, N, P and Q are the per-component extras; default all)' },
+  { name: 'sections', type: 'list', description: 'run only these sections, e.g. +sections=[J,K] (letters A-R; D-F, H, M, N, P, Q and R are the per-component extras; default all)' },
   { name: 'extras', type: 'bool', description: 'run the per-component benchmarks D-F, H, M and N: vllm_model overhead, instruction_following verify, math-verify, workbench verify, mini_swe_agent, vllm_model over 64 turns (default true)' },
 ];
 
@@ -59,7 +59,7 @@ export async function runBench(config: ConfigDict, host: BenchHost): Promise<voi
   if (want('B') && inflight > 0) await sectionInFlight(host, inflight, num(config, 'inflight_delay_ms', 2000));
   const rows = num(config, 'collector_rows', 0);
   if (want('C') && rows > 0) await sectionCollector(host, rows);
-  if (want('D', 'E', 'F', 'H', 'M', 'N', 'P', 'Q') && config.extras !== false) await sectionExtras(want);
+  if (want('D', 'E', 'F', 'H', 'M', 'N', 'P', 'Q', 'R') && config.extras !== false) await sectionExtras(want);
   if (want('G') && num(config, 'comp_coding_verifies', 640) > 0) await sectionCompCoding(num(config, 'comp_coding_verifies', 640), 64);
   if (want('I') && num(config, 'replicas_seconds', 10) > 0) await sectionReplicas(host, num(config, 'replicas_seconds', 10));
   if (want('J') && num(config, 'queue_rollouts', 20000) > 0) await sectionQueue(num(config, 'queue_rollouts', 20000), 256, 0);

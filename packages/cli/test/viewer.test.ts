@@ -15,4 +15,10 @@ describe('ng-viewer flags', () => {
     expect(viewerFlags({ jsonl_fpath: 'a.jsonl' })).not.toHaveProperty('compare_jsonl_fpath');
     expect(() => viewerFlags({ jsonl_fpath: 'a.jsonl', compare_jsonl_fpath: '' })).toThrow(/\+compare_jsonl_fpath must name a second rollouts JSONL file/);
   });
+
+  it('takes several runs to show beside the first as a list', () => {
+    expect(viewerFlags({ jsonl_fpath: 'a.jsonl', compare_jsonl_fpath: ['b.jsonl', 'c.jsonl'] })).toEqual({ jsonl_fpath: 'a.jsonl', host: '127.0.0.1', port: 7860, compare_jsonl_fpaths: ['b.jsonl', 'c.jsonl'] });
+    expect(() => viewerFlags({ jsonl_fpath: 'a.jsonl', compare_jsonl_fpath: [] })).toThrow(/several runs/);
+    expect(() => viewerFlags({ jsonl_fpath: 'a.jsonl', compare_jsonl_fpath: ['b.jsonl', 3] })).toThrow(/several runs/);
+  });
 });

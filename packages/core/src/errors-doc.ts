@@ -107,6 +107,10 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
         meaning: 'ng-collect-rollouts cannot use one of its files: the input is missing or unreadable, the output (or its `_failures.jsonl`, `_metrics.json`, `_state.json`) is the input file, a part of the output path is a regular file, or the output cannot be written (permissions, read-only or full disk). Nothing has been written when this is reported before the run; during a run, what was written stays.',
         fix: 'The message names the path and the cause: choose another `+output_jsonl_fpath`, fix the permissions or free disk space, then run the same command again (it resumes).',
       },
+      NG_ERR_GROUP_VERIFY: {
+        meaning: 'The rollouts of one task were to be scored together by their resources server\'s `/verify_group` (docs/group-rewards.md), and the group was not scored: a member failed or did not finish within `group_wait_timeout_s` while `group_member_failure` is `fail_group`, a member finished after its group was scored, or `/verify_group` answered without one finite reward for each member. Each member concerned is recorded in `<stem>_failures.jsonl` with this reason (class `group_failed`), never written with a reward.',
+        fix: 'Read the reason: raise `group_wait_timeout_s` when members are slow, choose `group_member_failure=score_rest` to score a group on the members that finished, or fix the resources server\'s `/verify_group` answer. A rerun runs the members of every group that was not scored again; a group already in the output is not scored twice.',
+      },
       NG_ERR_FILE: {
         meaning: 'A command (ng-export, ng-import, ng-reverify, ng-merge-rollouts, …) cannot use one of its files: an input is missing, a folder or unreadable; an output is one of the inputs (compared as files: `./a.jsonl`, a symbolic or a hard link to the input all count); an output is a folder, a device or pipe, or on `/proc` or `/sys`; a part of the output path is a regular file; or writing failed (permissions, a read-only or full disk). Inputs are checked before any output is opened, and outputs are written to a temporary file beside them and renamed into place, so the output keeps what it held before whenever this is reported.',
         fix: 'The message names the path, the cause and the flag to change: fix the path or choose another output, fix the permissions or free disk space, then run the same command again. Nothing needs cleaning up: a temporary file left by a killed run is removed by the next one.',
@@ -248,6 +252,15 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
       NG_ERR_ENV_NO_EPISODE: {
         meaning: '`POST /step` came for a session that has no open episode: `/reset` was not called on it, the episode ended (terminated or truncated) and a new step came with another step key, or it was closed with `/close`.',
         fix: 'Call `/reset` first with the same session cookie (`gymnasium_agent` does); start a new episode with a new `/reset` after one ends.',
+      },
+    },
+  },
+  {
+    title: 'In-process agents',
+    codes: {
+      NG_ERR_AGENT_FUNCTION: {
+        meaning: 'The agent function of an in-process agent (`defineInProcessAgent`: an OpenAI Agents SDK, LangGraph.js or AI SDK agent run by the agent server) threw — for example its framework gave up on a model error or an answer it could not parse — or one of its tool calls could not reach the resources server (even when the framework caught that error and went on). The rollout is recorded as a failure with the error\'s message, never scored.',
+        fix: 'Read the message: it names the rollout and the error the function threw. Run the agent\'s tests (`pnpm vitest run responses_api_agents/<agent>`), check the model server\'s log for the rollout\'s calls (`/ng-rollout/<id>/…`), and the resources server\'s log for a failed tool call.',
       },
     },
   },

@@ -79,6 +79,7 @@ export const ERRORS = {
   NG_ERR_RESUME_MISMATCH: { message: '%s' },
   NG_ERR_COLLECT_FILE: { message: '%s' },
   NG_ERR_PREFLIGHT: { message: '%s' },
+  NG_ERR_GROUP_VERIFY: { message: '%s' },
   // Files every command reads and writes
   NG_ERR_FILE: { message: '%s' },
   NG_ERR_OUTPUT_LOCKED: { message: '%s' },
@@ -113,6 +114,8 @@ export const ERRORS = {
   NG_ERR_ENV_RESET_FAILED: { message: '%s', status: 500 },
   NG_ERR_ENV_STEP_FAILED: { message: '%s', status: 500 },
   NG_ERR_ENV_NO_EPISODE: { message: '%s', status: 409 },
+  // In-process agents (an agent framework's code run by the agent server)
+  NG_ERR_AGENT_FUNCTION: { message: '%s', status: 500 },
   // A bug
   NG_ERR_INTERNAL: { message: 'internal error: %s' },
 } as const satisfies Record<NgCode, ErrorDefinition>;
@@ -328,6 +331,8 @@ export const FileError = createError('NG_ERR_FILE', 'FileError');
 export const OutputLockedError = createError('NG_ERR_OUTPUT_LOCKED', 'OutputLockedError');
 /** A check before a collection sends its first rollout failed (an agent, a server or the model backend). */
 export const PreflightError = createError('NG_ERR_PREFLIGHT', 'PreflightError');
+/** A group of rollouts that was not scored by its resources server's /verify_group (a member missing or failed, an unusable answer). */
+export const GroupVerifyError = createError('NG_ERR_GROUP_VERIFY', 'GroupVerifyError');
 /** A task given to a worker pool that is closed. */
 export const PoolClosedError = createError('NG_ERR_POOL_CLOSED', 'PoolClosedError');
 /** A worker-pool task that failed in its worker. */
@@ -355,6 +360,8 @@ export const RolloutIdError = createError('NG_ERR_ROLLOUT_ID', 'RolloutIdError')
 export const CaptureNotFoundError = createError('NG_ERR_CAPTURE_NOT_FOUND', 'CaptureNotFoundError');
 /** A capture was asked for token ids, but the backend of a call gave none. */
 export const CaptureNoTokenIdsError = createError('NG_ERR_CAPTURE_NO_TOKEN_IDS', 'CaptureNoTokenIdsError');
+/** The agent function of an in-process agent threw, or a tool call it made could not reach the resources server. */
+export const AgentFunctionError = createError('NG_ERR_AGENT_FUNCTION', 'AgentFunctionError');
 
 /** A short, single-line description of any thrown value, for logs and error bodies (URL credentials masked). */
 export function describeError(err: unknown): string {

@@ -16,28 +16,34 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
 import { retryPolicy, type ServerClient } from '@nemo-gym/core/client';
-import { NgError, UsageError } from '@nemo-gym/core/errors';
+import { NgError, ServerResponseError, UsageError, describeError } from '@nemo-gym/core/errors';
 import { QueueError } from './errors.js';
 import {
   agentRefNames,
   checkCollectPaths,
   classifyAnswer,
+  classifyFailure,
   collectionPaths,
   countLines,
   FAILURE_LABELS,
   FailureTracker,
   finishCollection,
   fingerprintOf,
+  GroupCollector,
+  groupVerifierOf,
+  metricsDigest,
   MetricsAccumulator,
   preflight,
   prepareResume,
   readJobs,
   rolloutKey,
   RolloutSink,
+  ScoredTasks,
   shardSize,
   type AttemptRecord,
   type CollectSummary,
   type FailureClass,
+  type GroupOverrides,
   type PreflightOptions,
   type Progress,
 } from '@nemo-gym/core/rollouts';
@@ -76,6 +82,19 @@ export interface QueueCollectOptions {
    * it never counts as no worker.
    */
   workerWaitMs?: number;
+  /**
+   * Overrides of the group settings of resources servers that score groups (docs/group-rewards.md).
+   * Which servers do is read from the head server's config through `client`: without a client,
+   * every rollout is written with its own /verify reward.
+   */
+  group?: GroupOverrides;
+}
+
+/** Stream ids (`<ms>-<seq>`) in order. */
+function streamIdBefore(a: string, b: string): boolean {
+  const [am, as] = a.split('-').map((x) => BigInt(x || '0'));
+  const [bm, bs] = b.split('-').map((x) => BigInt(x || '0'));
+  return am! < bm! || (am === bm && as! < bs!);
 }
 
 /** How often the collector checks that Redis still holds the run (a restart without its data loses it). */
@@ -140,6 +159,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
   /** Failures of this run by reason class, as a local collection counts them. */
   const tracker = new FailureTracker();
   const fingerprint = await fingerprintOf(opts.inputPath, limit, numRepeats, opts.agentName ?? null, opts.overrides ?? {});
+  const scoredTasks = new ScoredTasks();
   // The run: this input with these settings, written to this output (two collections of one input to two files are two runs).
   const run = createHash('sha256')
     .update(JSON.stringify([fingerprint.input_sha256, limit, numRepeats, opts.agentName ?? null, opts.overrides ?? {}, opts.outputPath]))
@@ -172,7 +192,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     total = shardSize(lines, opts.shard) * numRepeats;
     if (signal?.aborted) throw new NgError('NG_ERR_USAGE', 'the collection was stopped before it started; nothing was enqueued or written.');
     mkdirSync(dirname(opts.outputPath) || '.', { recursive: true });
-    resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log);
+    resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log, (row) => scoredTasks.see(row));
   } catch (err) {
     setup.abort();
     redis.disconnect();
@@ -224,6 +244,40 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     const extra = verifyRequest ? { verify_request: verifyRequest } : {};
     return sink.failure({ _ng_task_index: t, _ng_rollout_index: r, line, agent, attempts: history.length, reason: attempt.reason, status: attempt.status, reason_class: cls, history, ...extra });
   };
+
+  /** Keys of group members recorded as failed (their results were held, not written): the next run may enqueue them again. */
+  let lostKeys: string[] = [];
+  // Rollouts of agents whose resources server scores groups are held until their group is scored (group.ts).
+  const client = opts.client;
+  const groups = new GroupCollector({
+    client: client!,
+    numRepeats,
+    verifierOf: (agent) => (client ? groupVerifierOf(client.globalConfig, agent, opts.group) : null),
+    write: async (text, members) => {
+      await sink.results(text, members.length);
+      for (const { member: m, row } of members) {
+        metrics.add(metricsDigest(row), m.taskIndex, m.agent);
+        if (m.latencyMs !== undefined) metrics.addLatency(m.latencyMs);
+      }
+    },
+    lose: async (l) => {
+      const cls = classifyFailure(l.err);
+      const reason = describeError(l.err);
+      tracker.failure(cls, reason);
+      lostKeys.push(rolloutKey(l.taskIndex, l.rolloutIndex));
+      await failure(rolloutKey(l.taskIndex, l.rolloutIndex), l.taskIndex, l.rolloutIndex, l.line, l.agent, cls, {
+        started_at: new Date().toISOString(),
+        reason,
+        status: l.err instanceof ServerResponseError ? l.err.status : null,
+        delivered: 'yes',
+        http_attempts: 0,
+      });
+    },
+    signal,
+    log,
+  });
+  /** The read position before the first held member of each task (the position saved never passes it). */
+  const heldFrom = new Map<number, string>();
 
   const liveKey = runKey(run, 'live');
   const runKeys = [runKey(run, 'enqueued'), runKey(run, 'results'), runKey(run, 'pos'), liveKey];
@@ -281,7 +335,8 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       await Promise.all(sending);
       return added;
     };
-    const added = await enqueueInput((t, r) => resume.done.has(rolloutKey(t, r)), true);
+    // A task whose group was scored in an earlier run is done, members that failed then included.
+    const added = await enqueueInput((t, r) => resume.done.has(rolloutKey(t, r)) || scoredTasks.tasks.has(t), true);
     if (!signal?.aborted) log(`Queue ${queue}: ${added} job(s) enqueued for run ${run}${waiting.size > added ? `, ${waiting.size - added} already there from an earlier start` : ''}; waiting for workers (ng-collect-worker +queue_url=…).`);
 
     /**
@@ -369,6 +424,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       let out = '';
       let outCount = 0;
       for (const [id, fields] of entries) {
+        const before = pos;
         pos = id;
         const entry = decodeResults(fields);
         if (entry === null) {
@@ -394,6 +450,17 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
             }
             continue;
           }
+          if (rec.kind === 'result' && groups.grouped(rec.agent)) {
+            // Held for its group: written (or recorded) when the group is scored.
+            if (split === null) {
+              // The lines before it are kept, this one and what follows are picked one by one.
+              split = entry.lines.split('\n');
+              for (let i = 0; i < lineNo; i++) kept += `${split[i]}\n`;
+            }
+            if (!heldFrom.has(t)) heldFrom.set(t, before);
+            writes.push(groups.result({ taskIndex: t, rolloutIndex: r, agent: rec.agent, line: t + 1, row: JSON.parse(split[lineNo]!) as Record<string, unknown>, ...(typeof rec.ms === 'number' ? { latencyMs: rec.ms } : {}) }));
+            continue;
+          }
           if (rec.kind === 'result') {
             if (split !== null) kept += `${split[lineNo]}\n`;
             outCount++;
@@ -407,6 +474,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
             tracker.failure(cls, reason);
             const attempt = { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts };
             writes.push(failure(rec.key, t, r, rec.line, rec.agent, cls, attempt, rec.verify_request));
+            if (rec.agent !== null && groups.grouped(rec.agent)) groups.failed(t, r, rec.agent);
           }
         }
         out += split === null ? entry.lines : kept;
@@ -417,7 +485,15 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       await saving;
       // The last batch moves no position (the run's keys are deleted next), unless it has failures to unmark.
       if (waiting.size === 0 && failedKeys.length === 0) break;
-      const at = pos;
+      // Never past a member held for its group: a restarted writer reads it again.
+      let at = pos;
+      const held = groups.heldTasks();
+      for (const [task, from] of heldFrom) {
+        if (!held.has(task)) heldFrom.delete(task);
+        else if (streamIdBefore(from, at)) at = from;
+      }
+      failedKeys.push(...lostKeys);
+      lostKeys = [];
       saving = retrying('saving the writer position', async () => {
         const m = redis.multi().set(runKey(run, 'pos'), at).xtrim(resultsKey, 'MINID', at);
         // A failed (task, repeat) may be enqueued again by the next run.
@@ -428,11 +504,15 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       saving.catch(() => undefined);
     }
     await saving;
+    await groups.drain();
+    // Earlier failures of members of groups scored then stay recorded (those rollouts are not run again).
+    for (const rec of resume.previous.values()) if (scoredTasks.tasks.has(rec._ng_task_index)) await sink.carryOver(rec);
     if (duplicates) log(`Dropped ${duplicates} repeated record(s) (jobs redone after a lease ran out, enqueued again after Redis lost them, or resent after a reconnect).`);
     // Stopped: the run's jobs stay in the queue and what the workers finish waits for the rerun.
     if (waiting.size > 0 && signal?.aborted) interrupted = true;
     else await retrying('clearing the finished run', () => redis.del(...runKeys));
   } finally {
+    groups.stop();
     if (timer) clearInterval(timer);
     await sink.close();
     redis.disconnect();

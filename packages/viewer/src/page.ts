@@ -23,6 +23,7 @@ export const INDEX_HTML = `<!doctype html>
     <button type="button" id="tab-rows" data-view="rows" aria-pressed="true">Rollouts</button>
     <button type="button" id="tab-tasks" data-view="tasks" aria-pressed="false">Tasks</button>
     <button type="button" id="tab-compare" data-view="compare" aria-pressed="false" hidden>Compare</button>
+    <button type="button" id="tab-charts" data-view="charts" aria-pressed="false">Charts</button>
   </nav>
 </header>
 <main>
@@ -53,6 +54,11 @@ export const INDEX_HTML = `<!doctype html>
         <option value="passed">passed (reward 1)</option>
         <option value="invalid">invalid rows</option>
       </select></label>
+      <label data-views="rows">Tools <select id="tool-errors">
+        <option value="">all rollouts</option>
+        <option value="with">with tool errors</option>
+        <option value="without">without tool errors</option>
+      </select></label>
       <label data-views="tasks">Tasks <select id="task-outcome">
         <option value="">all tasks</option>
         <option value="never">never passed</option>
@@ -66,22 +72,26 @@ export const INDEX_HTML = `<!doctype html>
         <option value="unchanged">unchanged</option>
         <option value="missing">in one file only</option>
       </select></label>
+      <label data-views="">B <select id="compare-b"></select></label>
       <label class="grow" data-views="rows tasks">Search <input id="search" type="search" placeholder="text in the row"></label>
       <button id="apply" type="submit">Apply</button>
       <button id="reset" type="button">Reset</button>
     </form>
     <div id="compare-summary" class="stats wide" hidden></div>
     <div id="list-status" class="muted" role="status"></div>
+    <div class="table-scroll">
     <table id="rows">
       <thead><tr id="rows-head"></tr></thead>
       <tbody id="rows-body"></tbody>
     </table>
+    </div>
     <div class="pager">
       <button id="prev" type="button">&larr; Previous</button>
       <span id="page-info" class="muted"></span>
       <button id="next" type="button">Next &rarr;</button>
     </div>
   </section>
+  <section id="charts" aria-label="Charts" hidden></section>
   <section id="detail" aria-label="Rollout">
     <p class="muted">Select a row to see the rollout.</p>
   </section>
@@ -109,9 +119,29 @@ main { display: grid; grid-template-columns: minmax(480px, 1fr) minmax(420px, 1f
 .stats dd { margin: 0; font-variant-numeric: tabular-nums; font-weight: 600; }
 figure { margin: 0; }
 figcaption { color: var(--muted); margin-bottom: .3rem; }
-#chart svg { width: 100%; max-width: 640px; height: auto; max-height: 190px; display: block; }
-#chart .bar { fill: var(--accent); }
-#chart text { font-size: 11px; fill: var(--muted); }
+#chart { width: 640px; max-width: 100%; }
+.canvas-box { position: relative; width: 100%; min-width: 0; }
+#charts { grid-column: 1 / -1; min-width: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; }
+body.charts #browser, body.charts #detail { display: none; }
+.chart-row { margin: 1rem 0 1.4rem; }
+.chart-row h3 { margin: 0; font-size: .95rem; }
+.chart-row .question { margin: .1rem 0 .5rem; }
+.chart-grid { display: grid; grid-template-columns: repeat(var(--runs, 1), minmax(0, 1fr)); gap: 1rem; }
+.chart-card { min-width: 0; border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem; }
+.chart-card figcaption { font-weight: 600; color: var(--ink); overflow-wrap: anywhere; }
+.chart-caption { font-size: 12px; margin: .3rem 0 0; overflow-wrap: anywhere; }
+.chart-caption.error { color: #b00020; font-weight: 600; }
+table.runs, table.breakdown { table-layout: auto; margin: .4rem 0; }
+table.runs th, table.runs td, table.breakdown th, table.breakdown td { white-space: normal; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
+table.breakdown { font-size: 12px; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
+table.breakdown th, table.breakdown td { white-space: nowrap; overflow-wrap: normal; }
+.tokens { display: flex; flex-wrap: wrap; gap: 3px; margin: .4rem 0; }
+.tok { display: inline-flex; flex-direction: column; align-items: center; min-width: 2.6rem; padding: 1px 3px; border-radius: 3px; border: 1px solid var(--line); font: 11px/1.25 ui-monospace, SFMono-Regular, Menlo, monospace; }
+.tok small { font-size: 10px; color: var(--muted); }
+.tok.m1 { background: #e3f2cf; border-color: #a5d46a; }
+.tok.m0 { background: #f1f1f3; }
+.token-summary { font-weight: 600; margin: .3rem 0; }
 pre { white-space: pre-wrap; word-break: break-word; margin: 0; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 #metrics { max-height: 40vh; overflow: auto; background: var(--bg); padding: .5rem; border-radius: 6px; }
 form#filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin-bottom: .5rem; }
@@ -121,7 +151,10 @@ input, button { font: inherit; padding: .25rem .4rem; border: 1px solid var(--li
 button { cursor: pointer; }
 button:disabled { opacity: .5; cursor: default; }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; table-layout: fixed; }
-th, td { text-align: left; padding: .3rem .45rem; border-bottom: 1px solid var(--line); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+th, td { text-align: left; padding: .3rem .45rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; vertical-align: top; }
+#rows td:last-child { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#rows { min-width: 54rem; }
+th { overflow-wrap: normal; }
 tbody tr { cursor: pointer; }
 tbody tr:hover, tbody tr:focus { background: #f0f7e6; outline: none; }
 tbody tr.selected { background: #e3f2cf; }
@@ -136,6 +169,8 @@ tbody tr.invalid td { color: #b00020; }
 .bubble.system { background: var(--system); }
 .bubble.tool { background: var(--tool); margin-left: 2rem; }
 .bubble.toolout { background: var(--toolout); margin-left: 2rem; }
+.bubble.toolerr { background: #fdecea; border-color: #e57373; }
+.bubble.toolerr h3 { color: #b00020; }
 .bubble.reasoning { background: var(--reason); margin-left: 2rem; font-style: italic; }
 table.fields { table-layout: auto; margin: .4rem 0 .8rem; }
 table.fields td { white-space: normal; vertical-align: top; }

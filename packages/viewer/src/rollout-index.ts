@@ -6,9 +6,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { usageOf } from '@nemo-gym/core/rollouts';
 import { checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc } from '@nemo-gym/core/data';
 import { NgError } from '@nemo-gym/core/errors';
 import { VIEWER_ERRORS } from './errors.js';
+import { isToolError } from './tool-errors.js';
 import { type PyDict } from '@nemo-gym/core/py';
 
 export interface RowSummary {
@@ -32,6 +34,19 @@ export interface RowSummary {
   agent: string | null;
   /** Short hash of `responses_create_params.input`: identifies the task in files without task tags. */
   promptHash: string | null;
+  /** Token counts from the response's `usage`; output falls back to the generated token ids on output items. */
+  inputTokens: number | null;
+  outputTokens: number | null;
+  /** Characters of the assistant's output text (messages, not tool calls). */
+  outputChars: number;
+  /** Seconds the rollout took, from its timing fields (see `latencyOf`), when it has any. */
+  latencyS: number | null;
+  /** Function call outputs that are errors (see `isToolError`). */
+  toolErrors: number;
+  /** Per tool: [name, calls, errors] (a list, never an object keyed by model-chosen names). */
+  tools: [string, number, number][];
+  /** Short top-level text fields of the verify answer (up to 40 characters), for grouping by any verifier field. */
+  labels: Record<string, string>;
 }
 
 /** Keys the collector adds to each output row; bookkeeping, not scores. */
@@ -46,6 +61,9 @@ export interface HistogramBin {
 
 const PREVIEW_CHARS = 160;
 const MAX_SCORES = 6;
+/** Text fields kept per row for grouping: at most this many, each at most this long (longer text is no category). */
+const MAX_LABELS = 8;
+const LABEL_CHARS = 40;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -63,6 +81,59 @@ function firstUserText(params: unknown): string {
     }
   }
   return '';
+}
+
+/** Top-level fields read as a rollout's duration in seconds (the first present wins). */
+const LATENCY_FIELDS: readonly [string, number][] = [['latency_s', 1], ['latency_ms', 1 / 1000], ['elapsed_s', 1], ['duration_s', 1]];
+
+/**
+ * Seconds a rollout took: `response.completed_at − response.created_at` (Responses API
+ * timestamps, in seconds) when both are there, else the first of `latency_s`, `latency_ms`,
+ * `elapsed_s`, `duration_s` at the top level; null when the row has none.
+ */
+export function latencyOf(row: Obj): number | null {
+  const response = row.response;
+  if (isObj(response) && typeof response.created_at === 'number' && typeof response.completed_at === 'number') {
+    const d = response.completed_at - response.created_at;
+    if (Number.isFinite(d) && d >= 0) return d;
+  }
+  for (const [k, scale] of LATENCY_FIELDS) {
+    const v = row[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v * scale;
+  }
+  return null;
+}
+
+/** What the charts read of a response's output items: text length, generated tokens, tool calls and errors. */
+function outputFacts(output: readonly unknown[], base: RowSummary): number {
+  const names = new Map<string, string>();
+  const perTool = new Map<string, [string, number, number]>();
+  let generated = 0;
+  let sawIds = false;
+  for (const o of output) {
+    if (!isObj(o)) continue;
+    if (Array.isArray(o.generation_token_ids)) {
+      sawIds = true;
+      generated += o.generation_token_ids.length;
+    }
+    if (o.type === 'function_call') {
+      const name = typeof o.name === 'string' ? o.name : '(unnamed)';
+      if (typeof o.call_id === 'string') names.set(o.call_id, name);
+      const t = perTool.get(name) ?? [name, 0, 0];
+      t[1]++;
+      perTool.set(name, t);
+    } else if (o.type === 'function_call_output' && isToolError(o.output)) {
+      base.toolErrors++;
+      const name = (typeof o.call_id === 'string' ? names.get(o.call_id) : undefined) ?? '(unknown call)';
+      const t = perTool.get(name) ?? [name, 0, 0];
+      t[2]++;
+      perTool.set(name, t);
+    } else if (o.type === 'message' && o.role === 'assistant' && Array.isArray(o.content)) {
+      for (const part of o.content) if (isObj(part) && typeof part.text === 'string') base.outputChars += part.text.length;
+    }
+  }
+  base.tools = [...perTool.values()];
+  return sawIds ? generated : -1;
 }
 
 function shorten(s: string): string {
@@ -89,6 +160,13 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
     rolloutIndex: null,
     agent: null,
     promptHash: null,
+    inputTokens: null,
+    outputTokens: null,
+    outputChars: 0,
+    latencyS: null,
+    toolErrors: 0,
+    tools: [],
+    labels: {},
   };
   let parsed: unknown;
   try {
@@ -108,8 +186,18 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
   const response = row.response;
   if (isObj(response)) {
     if (typeof response.id === 'string') base.responseId = response.id;
-    if (Array.isArray(response.output)) base.toolCalls = response.output.filter((o) => isObj(o) && o.type === 'function_call').length;
+    if (Array.isArray(response.output)) {
+      base.toolCalls = response.output.filter((o) => isObj(o) && o.type === 'function_call').length;
+      const generated = outputFacts(response.output, base);
+      if (generated >= 0) base.outputTokens = generated;
+    }
   }
+  const usage = usageOf(row);
+  if (usage) {
+    base.inputTokens = usage.input;
+    if (usage.output > 0 || base.outputTokens === null) base.outputTokens = usage.output;
+  }
+  base.latencyS = latencyOf(row);
   if (typeof row.reward === 'number' && Number.isFinite(row.reward)) base.reward = row.reward;
   if (typeof row.reward === 'boolean') base.reward = row.reward ? 1 : 0;
   if (Number.isInteger(row._ng_task_index)) base.taskIndex = row._ng_task_index as number;
@@ -124,6 +212,14 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
     if (Object.keys(base.scores).length >= MAX_SCORES) break;
     if (typeof v === 'number' || typeof v === 'boolean') base.scores[k] = v;
   }
+  const labels = Object.create(null) as Record<string, string>;
+  let nLabels = 0;
+  for (const [k, v] of Object.entries(row)) {
+    if (typeof v !== 'string' || v.length > LABEL_CHARS || isTagKey(k) || nLabels >= MAX_LABELS) continue;
+    labels[k] = v;
+    nLabels++;
+  }
+  base.labels = labels;
   const problems: string[] = [];
   if (!isObj(row.responses_create_params)) problems.push('responses_create_params: missing or not an object');
   if (!isObj(response)) problems.push('response: missing (not a rollout row)');
@@ -277,35 +373,39 @@ export class RolloutIndex {
 
   /** Reward distribution: one bar per value when there are few distinct rewards, else 20 bins. */
   histogram(): HistogramBin[] {
-    const values = this.rows.map((r) => r.reward).filter((r): r is number => r !== null);
-    if (values.length === 0) return [];
-    const counts = new Map<number, number>();
-    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-    const distinct = [...counts.keys()].sort((a, b) => a - b);
-    if (distinct.length <= 12) {
-      return distinct.map((v) => ({ label: formatNumber(v), lo: v, hi: v, count: counts.get(v)! }));
-    }
-    const min = distinct[0]!;
-    const max = distinct[distinct.length - 1]!;
-    const bins = 20;
-    const width = (max - min) / bins;
-    const out: HistogramBin[] = [];
-    for (let b = 0; b < bins; b++) {
-      const lo = min + b * width;
-      const hi = b === bins - 1 ? max : min + (b + 1) * width;
-      out.push({ label: `${formatNumber(lo)}–${formatNumber(hi)}`, lo, hi, count: 0 });
-    }
-    for (const v of values) {
-      const b = Math.min(bins - 1, Math.floor((v - min) / width));
-      out[b]!.count++;
-    }
-    return out;
+    return histogramOf(this.rows.map((r) => r.reward).filter((r): r is number => r !== null));
   }
 
   async close(): Promise<void> {
     await this.fh?.close();
     this.fh = null;
   }
+}
+
+/** Distribution of values: one bar per value when there are at most 12 distinct values, else 20 equal bins. */
+export function histogramOf(values: readonly number[]): HistogramBin[] {
+  if (values.length === 0) return [];
+  const counts = new Map<number, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  const distinct = [...counts.keys()].sort((a, b) => a - b);
+  if (distinct.length <= 12) {
+    return distinct.map((v) => ({ label: formatNumber(v), lo: v, hi: v, count: counts.get(v)! }));
+  }
+  const min = distinct[0]!;
+  const max = distinct[distinct.length - 1]!;
+  const bins = 20;
+  const width = (max - min) / bins;
+  const out: HistogramBin[] = [];
+  for (let b = 0; b < bins; b++) {
+    const lo = min + b * width;
+    const hi = b === bins - 1 ? max : min + (b + 1) * width;
+    out.push({ label: `${formatNumber(lo)}–${formatNumber(hi)}`, lo, hi, count: 0 });
+  }
+  for (const v of values) {
+    const b = Math.min(bins - 1, Math.floor((v - min) / width));
+    out[b]!.count++;
+  }
+  return out;
 }
 
 function collectStrings(root: unknown): string {

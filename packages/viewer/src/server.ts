@@ -11,6 +11,8 @@ import { VIEWER_ERRORS } from './errors.js';
 import { APP_CSS, appJs, INDEX_HTML } from './page.js';
 import { sidecarPath } from '@nemo-gym/core/rollouts';
 import { createParamsNote, RolloutIndex, type RowSummary } from './rollout-index.js';
+import { tokenSequence } from '@nemo-gym/bridge';
+import { breakdown, chartData, type Breakdown, type ChartData } from './charts.js';
 import {
   compareTasks,
   groupTasks,
@@ -31,6 +33,8 @@ export interface ViewerOptions {
   jsonlPath: string;
   /** A second rollouts file to compare with, task by task (reward deltas B − A). */
   compareJsonlPath?: string;
+  /** More rollouts files (after `compareJsonlPath`): runs B, C, … shown beside run A, each with every summary and chart. */
+  compareJsonlPaths?: string[];
   host?: string;
   port?: number;
   /** Progress output while indexing (default: silent). */
@@ -43,6 +47,8 @@ export interface ViewerHandle {
   index: RolloutIndex;
   /** Index of the file compared with, if any. */
   compareIndex: RolloutIndex | null;
+  /** Every run's index, A first. */
+  indexes: RolloutIndex[];
 }
 
 export class ViewerError extends NgError {
@@ -116,9 +122,12 @@ const TASK_SORTS = ['task', 'k', 'passed', 'mean', 'pass', 'failures', 'prompt']
 const COMPARE_SORTS = ['delta', 'task', 'a', 'b', 'prompt'] as const;
 const CHANGES = ['improved', 'regressed', 'unchanged', 'missing'] as const;
 
+/** At most this many runs side by side (named a, b, c, …). */
+export const MAX_RUNS = 8;
+
 /** One rollouts file with its index, task groups and the collector's failure records. */
 interface Loaded {
-  name: 'a' | 'b';
+  name: string;
   path: string;
   index: RolloutIndex;
   failures: CollectionFailure[];
@@ -127,9 +136,11 @@ interface Loaded {
   tasks: Map<string, TaskGroup[]>;
   searchCache: Map<string, Promise<Set<number>>>;
   summary?: Record<string, unknown>;
+  charts?: ChartData;
+  breakdowns: Map<string, Breakdown>;
 }
 
-async function load(name: 'a' | 'b', jsonlPath: string, flag: string, log: (t: string) => void): Promise<Loaded> {
+async function load(name: string, jsonlPath: string, flag: string, log: (t: string) => void): Promise<Loaded> {
   const path = resolve(jsonlPath);
   if (!existsSync(path) || !statSync(path).isFile()) {
     throw new ViewerError(`${flag} ${jsonlPath} does not exist or is not a file (resolved to ${path}); pass +${flag}=<rollouts.jsonl>`);
@@ -142,7 +153,7 @@ async function load(name: 'a' | 'b', jsonlPath: string, flag: string, log: (t: s
   const agents = new Set<string>();
   for (const r of index.rows) if (r.agent !== null) agents.add(r.agent);
   for (const f of failures) if (f.agent !== null) agents.add(f.agent);
-  return { name, path, index, failures, agents: [...agents].sort(), tasks: new Map(), searchCache: new Map() };
+  return { name, path, index, failures, agents: [...agents].sort(), tasks: new Map(), searchCache: new Map(), breakdowns: new Map() };
 }
 
 function tasksOf(file: Loaded, agent: string | undefined): TaskGroup[] {
@@ -217,21 +228,27 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
   const log = options.log ?? (() => {});
   const script = appJs();
   if (script === null) throw new ViewerError('the page script is not built (packages/viewer/dist/src/browser/app.js is missing); run `pnpm build` first');
-  const fileA = await load('a', options.jsonlPath, 'jsonl_fpath', log);
-  let fileB: Loaded | null = null;
+  const others = [...(options.compareJsonlPath !== undefined ? [options.compareJsonlPath] : []), ...(options.compareJsonlPaths ?? [])];
+  if (others.length + 1 > MAX_RUNS) throw new ViewerError(`${others.length + 1} rollouts files given; the viewer shows at most ${MAX_RUNS} runs side by side`);
+  const files: Loaded[] = [];
   try {
-    if (options.compareJsonlPath !== undefined) fileB = await load('b', options.compareJsonlPath, 'compare_jsonl_fpath', log);
+    files.push(await load('a', options.jsonlPath, 'jsonl_fpath', log));
+    for (const [i, path] of others.entries()) files.push(await load(String.fromCharCode(98 + i), path, 'compare_jsonl_fpath', log));
   } catch (err) {
-    await fileA.index.close();
+    for (const f of files) await f.index.close();
     throw err;
   }
+  const fileA = files[0]!;
+  const fileB: Loaded | null = files[1] ?? null;
   const index = fileA.index;
+  const names = files.map((f) => f.name);
 
-  const fileParam = (params: URLSearchParams): Loaded => {
-    const which = choiceParam(params, 'file', ['a', 'b'] as const) ?? 'a';
-    if (which === 'a') return fileA;
-    if (!fileB) throw new BadRequest(400, 'no second file to compare with; start the viewer with +compare_jsonl_fpath=<rollouts.jsonl>');
-    return fileB;
+  const fileParam = (params: URLSearchParams, name = 'file'): Loaded => {
+    const which = params.get(name) || 'a';
+    const file = files.find((f) => f.name === which);
+    if (file) return file;
+    if (files.length === 1) throw new BadRequest(400, 'no second file to compare with; start the viewer with +compare_jsonl_fpath=<rollouts.jsonl>');
+    throw new BadRequest(400, `query parameter ${name}=${JSON.stringify(which)} names no run; the runs are ${names.join(', ')}`);
   };
   const agentParam = (params: URLSearchParams, file: Loaded): string | undefined => {
     const agent = params.get('agent');
@@ -259,6 +276,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     const agent = agentParam(params, file);
     const outcome = choiceParam(params, 'outcome', OUTCOMES);
     const task = params.get('task') || undefined;
+    const toolErrors = choiceParam(params, 'tool_errors', ['with', 'without'] as const);
     const { sort, order } = sortParams(params, ROW_SORTS);
     const q = textParam(params);
     const hits = q ? await searchFor(file, q) : null;
@@ -269,6 +287,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       if (agent !== undefined && r.agent !== agent) continue;
       if (outcome !== undefined && rowOutcome(r) !== outcome) continue;
       if (task !== undefined && taskKey(r) !== task) continue;
+      if (toolErrors !== undefined && (r.toolErrors > 0) !== (toolErrors === 'with')) continue;
       if (hits && !hits.has(r.index)) continue;
       matching.push(r);
     }
@@ -308,10 +327,15 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     return { ...rest, tasks: items };
   };
 
-  let comparison: ReturnType<typeof compareTasks> | undefined;
+  const comparisons = new Map<string, ReturnType<typeof compareTasks>>();
   const listComparison = (params: URLSearchParams) => {
     if (!fileB) throw new BadRequest(400, 'no second file to compare with; start the viewer with +compare_jsonl_fpath=<rollouts.jsonl>');
-    comparison ??= compareTasks(tasksOf(fileA, undefined), tasksOf(fileB, undefined));
+    const other = params.get('b') ? fileParam(params, 'b') : fileB;
+    let comparison = comparisons.get(other.name);
+    if (!comparison) {
+      comparison = compareTasks(tasksOf(fileA, undefined), tasksOf(other, undefined));
+      comparisons.set(other.name, comparison);
+    }
     const change = choiceParam(params, 'change', CHANGES);
     const { sort, order } = sortParams(params, COMPARE_SORTS);
     let tasks = comparison.tasks.filter((t) => {
@@ -330,7 +354,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     }[sort];
     tasks = sortBy(tasks, pick, order);
     const { items, ...rest } = page(params, tasks);
-    return { ...rest, files: { a: basename(fileA.path), b: basename(fileB.path) }, summary: comparison.summary, tasks: items };
+    return { ...rest, files: { a: basename(fileA.path), b: basename(other.path) }, summary: comparison.summary, tasks: items };
   };
 
   const listFailures = (params: URLSearchParams) => {
@@ -340,12 +364,50 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     return { ...rest, failures: items };
   };
 
-  const getRow = async (file: Loaded, i: number) => {
+  const chartsOf = (file: Loaded): ChartData => (file.charts ??= chartData(file.index.rows, tasksOf(file, undefined), file.path));
+  const breakdownOf = (params: URLSearchParams) => {
+    const file = fileParam(params);
+    const by = params.get('by') || 'agent';
+    const groupable = chartsOf(file).groupable;
+    if (!groupable.includes(by)) throw new BadRequest(400, `query parameter by=${JSON.stringify(by)} is not a field of ${basename(file.path)}; group by one of ${groupable.join(', ')}`);
+    let b = file.breakdowns.get(by);
+    if (!b) {
+      b = breakdown(file.index.rows, by);
+      file.breakdowns.set(by, b);
+    }
+    return b;
+  };
+
+  /** The rollout's tokens exactly as `ng-export +format=rl` writes them (input_ids, loss_mask, logprobs), or why there are none. */
+  const getTokens = async (file: Loaded, i: number) => {
+    const text = await rowTextOf(file, i);
+    let row: unknown;
+    try {
+      row = JSON.parse(text);
+    } catch {
+      return { index: i, error: 'the row is not valid JSON' };
+    }
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) return { index: i, error: 'the row is not a JSON object' };
+    try {
+      const seq = tokenSequence(row as Record<string, unknown>);
+      return { index: i, input_ids: seq.input_ids, loss_mask: seq.loss_mask, logprobs: seq.logprobs, prompt_length: seq.prompt_length, turns: seq.turns.length };
+    } catch (err) {
+      if (err instanceof NgError) return { index: i, error: err.message };
+      throw err;
+    }
+  };
+
+  const rowTextOf = async (file: Loaded, i: number): Promise<string> => {
     const index = file.index;
     if (!Number.isInteger(i) || i < 0 || i >= index.size) {
       throw new BadRequest(404, `row ${i} does not exist; the file has rows 0 to ${index.size - 1}`);
     }
-    const text = await index.rowText(i);
+    return index.rowText(i);
+  };
+
+  const getRow = async (file: Loaded, i: number) => {
+    const index = file.index;
+    const text = await rowTextOf(file, i);
     const summaryRow = index.rows[i]!;
     let row: unknown;
     try {
@@ -378,19 +440,33 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       }
       if (p === '/api/summary') {
         const file = fileParam(url.searchParams);
-        return sendJson(res, 200, { ...summaryOf(file), compare: fileB ? { a: basename(fileA.path), b: basename(fileB.path) } : null });
+        return sendJson(res, 200, {
+          ...summaryOf(file),
+          compare: fileB ? { a: basename(fileA.path), b: basename(fileB.path) } : null,
+          runs: files.map((f) => ({ name: f.name, file: basename(f.path) })),
+        });
       }
+      if (p === '/api/runs') return sendJson(res, 200, { runs: files.map((f) => ({ name: f.name, ...summaryOf(f) })) });
+      if (p === '/api/charts') {
+        const file = fileParam(url.searchParams);
+        return sendJson(res, 200, { name: file.name, file: basename(file.path), ...chartsOf(file) });
+      }
+      if (p === '/api/breakdown') return sendJson(res, 200, breakdownOf(url.searchParams));
       if (p === '/api/rows') return sendJson(res, 200, await listRows(url.searchParams));
       if (p === '/api/tasks') return sendJson(res, 200, await listTasks(url.searchParams));
       if (p === '/api/compare') return sendJson(res, 200, listComparison(url.searchParams));
       if (p === '/api/failures') return sendJson(res, 200, listFailures(url.searchParams));
-      const m = /^\/api\/rows\/([^/]+)$/.exec(p);
+      const m = /^\/api\/rows\/([^/]+)(\/tokens)?$/.exec(p);
       if (m) {
         const i = Number(m[1]);
         if (!/^\d+$/.test(m[1]!)) throw new BadRequest(400, `row index ${JSON.stringify(m[1])} is not a non-negative integer`);
-        return sendJson(res, 200, await getRow(fileParam(url.searchParams), i));
+        const file = fileParam(url.searchParams);
+        return sendJson(res, 200, m[2] ? await getTokens(file, i) : await getRow(file, i));
       }
-      throw new BadRequest(404, `no such page ${p}; the API is /api/summary, /api/rows, /api/rows/<index>, /api/tasks, /api/compare and /api/failures`);
+      throw new BadRequest(
+        404,
+        `no such page ${p}; the API is /api/summary, /api/runs, /api/charts, /api/breakdown, /api/rows, /api/rows/<index>, /api/rows/<index>/tokens, /api/tasks, /api/compare and /api/failures`,
+      );
     } catch (err) {
       if (err instanceof BadRequest) return sendJson(res, err.status, { detail: err.message, code: err.code });
       log(`viewer: internal error: ${err instanceof Error ? err.message : String(err)}`);
@@ -413,11 +489,11 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     url,
     index,
     compareIndex: fileB?.index ?? null,
+    indexes: files.map((f) => f.index),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
-      await index.close();
-      await fileB?.index.close();
+      for (const f of files) await f.index.close();
     },
   };
 }

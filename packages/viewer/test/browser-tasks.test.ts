@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, type Browser, type Page } from './chromium.js';
+import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
 import { FAILURES_A, PLAN_A, PLAN_B, writeTaggedFile } from './fixtures.js';
 
 describe.skipIf(!haveChromium)('viewer tasks and comparison in headless Chromium', () => {
@@ -33,8 +33,7 @@ describe.skipIf(!haveChromium)('viewer tasks and comparison in headless Chromium
   });
 
   type Doc = { querySelector(s: string): { textContent: string | null } | null };
-  const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
-  const waitStatus = (text: string) => page.waitForFunction(textIs, ['#list-status', text] as [string, string]);
+  const waitStatus = (text: string) => waitText(page, '#list-status', text);
   const column = (n: number) => page.$$eval(`#rows-body tr td:nth-child(${n})`, (tds) => tds.map((td) => td.textContent));
   const headers = () => page.$$eval('#rows-head th', (ths) => ths.map((th) => th.textContent));
   const stats = () => page.$$eval('#stats dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, type Browser, type Page } from './chromium.js';
+import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
 import { writeSmallFile, XSS_TOOL_OUTPUT, XSS_USER } from './fixtures.js';
 
 describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
@@ -33,10 +33,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
   });
 
   // Page-side functions (run through the debugger protocol, so the page's CSP does not apply).
-  type Doc = { querySelector(s: string): { textContent: string | null } | null };
-  const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
-  const waitText = (sel: string, text: string) => page.waitForFunction(textIs, [sel, text] as [string, string]);
-  const waitStatus = (text: string) => waitText('#list-status', text);
+  const waitStatus = (text: string) => waitText(page, '#list-status', text);
   const rowIndexes = () => page.$$eval('#rows-body tr', (trs) => trs.map((tr) => Number(tr.getAttribute('data-index'))));
 
   it('loads the file: summary, chart, metrics and the first page of rows', async () => {
@@ -44,7 +41,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.waitForSelector('body[data-ready="1"]');
     expect(await page.textContent('#file-name')).toBe('rollouts.jsonl');
     expect(await rowIndexes()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    expect(await page.$$eval('#reward-chart rect.bar', (r) => r.length)).toBe(3);
+    expect(await page.$eval('#reward-chart', (c) => (JSON.parse(c.getAttribute('data-values') ?? '[]') as number[]).length)).toBe(3);
     expect(await page.textContent('#metrics')).toContain('"Json-dumped number of words (proxy for token count)"');
     expect(await page.textContent('#list-status')).toBe('12 matching rows');
     // The invalid line is listed and marked.
@@ -82,7 +79,7 @@ describe.skipIf(!haveChromium)('viewer in headless Chromium', () => {
     await page.click('#reset');
     await waitStatus('12 matching rows');
     await page.click('#rows-body tr[data-index="3"]');
-    await waitText('#detail h2', 'Sample 4 - Responses ID resp_000003');
+    await waitText(page, '#detail h2', 'Sample 4 - Responses ID resp_000003');
     const titles = await page.$$eval('#conversation .bubble h3', (h) => h.map((x) => x.textContent));
     expect(titles).toEqual([
       'Turn 0 Step 0 - System message',

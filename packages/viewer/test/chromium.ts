@@ -33,3 +33,12 @@ export async function launchChromium(dir: string): Promise<Browser> {
   page.on('pageerror', (e) => errors.push(String(e)));
   return { page, errors, close: () => context.close() };
 }
+
+type Doc = { querySelector(s: string): { textContent: string | null } | null };
+/** Runs in the page (through the debugger protocol, so the page's CSP does not apply): the text of `sel` is `text`. */
+const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { document: Doc }).document.querySelector(sel)?.textContent === text;
+
+/** Waits until the element `sel` of the page holds exactly `text`. */
+export function waitText(page: Page, sel: string, text: string): Promise<unknown> {
+  return page.waitForFunction(textIs, [sel, text] as [string, string]);
+}

@@ -144,3 +144,62 @@ export const PLAN_B: Record<number, TaskPlan> = {
   5: { agent: 'other_agent', rewards: [1, 1, 1, 1] },
   6: { agent: 'simple_agent', rewards: [1, 0, 1, 0] },
 };
+
+/** Where the browser tests keep their screenshots (git-ignored, kept after the run). */
+export const ARTIFACTS = new URL('../test-artifacts/', import.meta.url).pathname;
+
+/** Token fields of the fixture's two model calls, and the sequence `ng-export +format=rl` writes from them. */
+export const TOKENS = {
+  first: { prompt_token_ids: [1, 2, 3, 4], generation_token_ids: [10, 11, 12], generation_log_probs: [-0.1, -0.2, -0.3] },
+  second: { prompt_token_ids: [1, 2, 3, 4, 10, 11, 12, 20, 21], generation_token_ids: [30, 31], generation_log_probs: [-0.5, -0.25] },
+  input_ids: [1, 2, 3, 4, 10, 11, 12, 20, 21, 30, 31],
+  loss_mask: [0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1],
+  logprobs: [0, 0, 0, 0, -0.1, -0.2, -0.3, 0, 0, -0.5, -0.25],
+};
+
+/** The numbers a chart run's row of task `t` carries (so tests can compute what each chart must show). */
+export const chartFacts = (t: number) => ({
+  outputTokens: 20 + 10 * t,
+  inputTokens: 100 + t,
+  latencyS: 1 + t,
+  category: t % 2 === 0 ? 'even' : 'odd',
+  /** Task 1's failed rollouts hit a tool error. */
+  toolError: (reward: number) => t === 1 && reward === 0,
+});
+
+/**
+ * A collector-style file for the charts: rows as `writeTaggedFile` writes them plus usage, timing
+ * (`created_at` / `completed_at`), a `category` verify field, token ids on the model calls' last
+ * items, and a tool error on task 1's failed rollouts.
+ */
+export function writeChartFile(path: string, plan: Record<number, TaskPlan>): void {
+  const lines: string[] = [];
+  for (const [t, p] of Object.entries(plan).map(([k, v]) => [Number(k), v] as const)) {
+    const f = chartFacts(t);
+    p.rewards.forEach((reward, r) => {
+      const err = f.toolError(reward);
+      const output = [
+        { id: `rs_${t}`, type: 'reasoning', summary: [{ text: `Thinking about city ${t}`, type: 'summary_text' }] },
+        { arguments: JSON.stringify({ city: `city ${t}` }), call_id: `call_${t}_${r}`, name: 'get_weather', type: 'function_call', id: `fc_${t}`, status: 'completed', ...TOKENS.first },
+        { call_id: `call_${t}_${r}`, output: err ? '{"error": "unknown city"}' : JSON.stringify({ city: `city ${t}`, weather_description: 'cold' }), type: 'function_call_output' },
+        { id: `msg_${t}`, role: 'assistant', status: 'completed', type: 'message', content: [{ type: 'output_text', text: `It is cold in city ${t}.`, annotations: [] }], ...TOKENS.second },
+      ];
+      const row = rollout(t, { reward, output, user: `Task ${t}: what is the weather in city ${t}?`, extra: { accuracy: reward === 1, category: f.category } });
+      const response = row.response as Record<string, unknown>;
+      response.id = `resp_t${t}_r${r}`;
+      response.created_at = 1_757_449_000 + r;
+      response.completed_at = 1_757_449_000 + r + f.latencyS;
+      response.usage = { input_tokens: f.inputTokens, output_tokens: f.outputTokens, total_tokens: f.inputTokens + f.outputTokens };
+      lines.push(JSON.stringify({ ...row, _ng_task_index: t, _ng_rollout_index: r, _ng_agent: p.agent }));
+    });
+  }
+  writeFileSync(path, `${lines.join('\n')}\n`);
+}
+
+/** Run C: a third checkpoint for comparing three runs. */
+export const PLAN_C: Record<number, TaskPlan> = {
+  0: { agent: 'simple_agent', rewards: [1, 1, 0, 1] },
+  1: { agent: 'other_agent', rewards: [1, 1, 0, 0] },
+  2: { agent: 'simple_agent', rewards: [1, 1, 1, 1] },
+  3: { agent: 'other_agent', rewards: [0, 0, 0, 0] },
+};

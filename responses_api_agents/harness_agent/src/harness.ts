@@ -2,7 +2,6 @@
 // the repository committed as the baseline, the harness run against the model URL with a
 // per-rollout dummy key, then the work folder's diff — every step inside the sandbox, so nothing
 // the harness leaves behind (git hooks, config, symlinks) ever runs on the host.
-import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,11 +55,6 @@ export interface HarnessRun {
   transcript: HarnessTranscript;
   /** HTTP requests the harness made to the model. */
   modelCalls: number;
-}
-
-/** A per-rollout key: what the harness gets instead of the policy's real key. */
-export function dummyKey(): string {
-  return `ng-harness-${randomBytes(12).toString('hex')}`;
 }
 
 const GIT = ['git', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'safe.directory=*', '-c', 'user.name=ng', '-c', 'user.email=ng@localhost', '-c', 'commit.gpgsign=false'];

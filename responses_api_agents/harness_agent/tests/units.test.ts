@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runFailure, type HarnessRun } from '../src/harness.js';
 import { claudeCodePreset, codexPreset, genericPreset, opencodePreset, toToml, type LaunchContext } from '../src/presets.js';
 import { RolloutIdError } from '@nemo-gym/core/errors';
-import { modelBaseUrl, rolloutIdentity } from '../src/rollout.js';
+import { modelBaseUrl, rolloutIdentity } from '@nemo-gym/core/capture';
 import { checkRelativePath, instructionOf } from '../src/workspace.js';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '@nemo-gym/core/config';
 
-/** D-F, H, M, N, P, Q: the component benchmarks, each run in its own process as its module documents. */
+/** D-F, H, M, N, P, Q, R: the component benchmarks, each run in its own process as its module documents. */
 export async function sectionExtras(want: (...letters: string[]) => boolean): Promise<void> {
   const root = repoRoot();
   const runs: [string, string, string[]][] = [
@@ -14,6 +14,7 @@ export async function sectionExtras(want: (...letters: string[]) => boolean): Pr
     ['N. vllm_model, one 64-turn rollout with token ids: bytes to vLLM and CPU per call by token_id_forwarding mode', 'packages/bench/dist/src/sections/n-vllm-turns.js', ['--turns', '64', '--rounds', '4']],
     ['P. token capture + trajectory assembly per model call (vllm_model, 8-call harness rollouts) beside the same calls without capture', 'packages/bench/dist/src/sections/p-vllm-capture.js', ['--rounds', '5']],
     ['Q. harness_agent: 256 concurrent harness rollouts, a stub command making 8 model calls each (leaked processes and folders)', 'packages/bench/dist/src/sections/q-harness-agent.js', ['--rollouts', '256', '--calls', '8', '--concurrency', '256']],
+    ['R. ng-viewer on a 200,000-row rollouts file: indexing, heap, and each API answer the page asks for', 'packages/bench/dist/src/sections/r-viewer.js', ['--rows', '200000']],
   ];
   for (const [title, script, args] of runs) {
     if (!want(title[0]!)) continue;

@@ -12,7 +12,7 @@
  *   plain       /v1/chat/completions (answers carry the ids, as for a native agent);
  *   capture     /ng-rollout/<id>/v1/chat/completions, then DELETE …/capture (answers without ids);
  *   assembled   the same, then GET …/trajectory instead (capture + assembly + release);
- *   plain_b, assembled_ids   on a second server with rollout_capture.answer_token_ids: true, so
+ *   plain_b, capture_ids, assembled_ids   on a second server with rollout_capture.answer_token_ids: true, so
  *               that captured calls answer exactly as plain ones do.
  * Reported: server CPU per call for each mode against the plain rounds of the same server, answer
  * bytes per call, bytes the capture held per call, and the trajectory's size.
@@ -41,6 +41,8 @@ async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
+  // Exit on SIGTERM (not die from it), so that `node --cpu-prof` writes this process's profile too.
+  process.once('SIGTERM', () => process.exit(0));
   process.on('message', (m) => {
     if (m === 'cpu') {
       const u = process.cpuUsage();
@@ -135,11 +137,12 @@ async function main(): Promise<void> {
       if (parsed.mask_sample) throw new Error(`rollout ${id} was masked: ${parsed.failure_reason}`);
     }
   };
-  type Mode = 'plain' | 'capture' | 'assembled' | 'plain_b' | 'assembled_ids';
-  const bytesOf: Record<Mode, number> = { plain: 0, capture: 0, assembled: 0, plain_b: 0, assembled_ids: 0 };
+  type Mode = 'plain' | 'capture' | 'assembled' | 'plain_b' | 'capture_ids' | 'assembled_ids';
+  const bytesOf: Record<Mode, number> = { plain: 0, capture: 0, assembled: 0, plain_b: 0, capture_ids: 0, assembled_ids: 0 };
+  const onSecond = (m: Mode) => m === 'plain_b' || m === 'capture_ids' || m === 'assembled_ids';
   const round = async (mode: Mode, r: number) => {
     let next = 0;
-    const { base, cpu } = mode === 'assembled_ids' || mode === 'plain_b' ? servers.withIds : servers.plain;
+    const { base, cpu } = onSecond(mode) ? servers.withIds : servers.plain;
     answerBytes = 0;
     const before = await cpu();
     const t0 = process.hrtime.bigint();
@@ -156,9 +159,9 @@ async function main(): Promise<void> {
   };
 
   console.log(`vllm_model, token ids on; ${ROLLOUTS} rollouts × ${CALLS} chat calls per round, ${CONCURRENCY} rollouts at a time; prompts ${BASE}→${BASE + (CALLS - 1) * (GEN + TOOL)} tokens, ${GEN} generated`);
-  const modes: Mode[] = ['plain', 'capture', 'assembled', 'plain_b', 'assembled_ids'];
+  const modes: Mode[] = ['plain', 'capture', 'assembled', 'plain_b', 'capture_ids', 'assembled_ids'];
   for (const w of [998, 999]) for (const m of modes) await round(m, w); // warm-up of every path, twice
-  const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], plain_b: [], assembled_ids: [] };
+  const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], plain_b: [], capture_ids: [], assembled_ids: [] };
   let rss = 0;
   for (let r = 0; r < ROUNDS; r++) {
     for (const m of modes) {
@@ -171,7 +174,7 @@ async function main(): Promise<void> {
   // The overhead of a round is taken against the plain round beside it, then the median of those.
   // Each server against its own plain rounds (the two are separate processes).
   const over = (m: Mode) => {
-    const against = m === 'assembled_ids' ? cpuOf.plain_b : cpuOf.plain;
+    const against = onSecond(m) ? cpuOf.plain_b : cpuOf.plain;
     return median(cpuOf[m].map((x, i) => (x - against[i]!) / against[i]!)) * 100;
   };
   const shown = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
@@ -179,7 +182,8 @@ async function main(): Promise<void> {
   console.log(`  plain /v1/chat/completions (answers carry the ids)       ${median(cpuOf.plain).toFixed(0)} µs`);
   console.log(`  captured, released unassembled (answers without ids)    ${median(cpuOf.capture).toFixed(0)} µs (${shown(over('capture'))})`);
   console.log(`  captured + trajectory assembled (answers without ids)   ${median(cpuOf.assembled).toFixed(0)} µs (${shown(over('assembled'))})`);
-  console.log(`  second server (answer_token_ids: true): plain ${median(cpuOf.plain_b).toFixed(0)} µs; captured + assembled, the same answers as plain ${median(cpuOf.assembled_ids).toFixed(0)} µs (${shown(over('assembled_ids'))})`);
+  console.log(`  second server (answer_token_ids: true, so captured calls answer the same bytes as plain ones): plain ${median(cpuOf.plain_b).toFixed(0)} µs;`);
+  console.log(`    captured, released unassembled ${median(cpuOf.capture_ids).toFixed(0)} µs (${shown(over('capture_ids'))}); captured + assembled ${median(cpuOf.assembled_ids).toFixed(0)} µs (${shown(over('assembled_ids'))})`);
   console.log(`answer bytes per call (incl. the trajectory, per call): plain ${(bytesOf.plain / 1024).toFixed(1)} KiB, captured ${(bytesOf.capture / 1024).toFixed(1)} KiB, assembled ${(bytesOf.assembled / 1024).toFixed(1)} KiB, assembled with ids ${(bytesOf.assembled_ids / 1024).toFixed(1)} KiB`);
   for (const m of modes) console.log(`  rounds ${m}: ${cpuOf[m].map((x) => x.toFixed(0)).join(', ')} µs`);
   console.log(`capture bytes held per call (estimated, request body + ids + log-probs + output): ${(heldBytesPerCall / 1024).toFixed(1)} KiB; trajectory JSON per rollout: ${(trajectoryBytes / 1024).toFixed(1)} KiB; server RSS at the end ${(rss / 2 ** 20).toFixed(0)} MiB (captures released)`);

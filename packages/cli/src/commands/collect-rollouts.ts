@@ -21,7 +21,7 @@ import { checkCollectPaths, collectionPaths, collectRollouts, DEFAULT_MAX_CONSEC
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
 import { progressDisplay, progressLine } from '../progress.js';
 import { USAGE_EXIT_CODE, type CommandSpec } from '../runtime.js';
-import { DISTRIBUTED_FLAGS, notStartedExit, queueCollectMain } from './collect-worker.js';
+import { DISTRIBUTED_FLAGS, GROUP_FLAGS, groupOverridesOf, notStartedExit, queueCollectMain } from './collect-worker.js';
 
 export { progressLine };
 
@@ -93,6 +93,7 @@ export const collectRolloutsCommand: CommandSpec = {
       description: `stop the run (cancelling what is in flight) after this many failures in a row, bad input rows aside; 0 never stops (default ${DEFAULT_MAX_CONSECUTIVE_FAILURES}); a rerun resumes`,
     },
     { name: 'preflight', type: 'bool', description: 'check the agent, its servers and the model backend (GET /v1/models) before the first rollout (default true)' },
+    ...GROUP_FLAGS,
     ...DISTRIBUTED_FLAGS,
   ],
   main: async (config) => {
@@ -129,6 +130,7 @@ async function localCollectMain(config: ConfigDict): Promise<number> {
   const numRepeats = intFlag(config, 'num_repeats');
   const maxAttempts = intFlag(config, 'max_attempts') ?? 3;
   const maxInARow = intFlag(config, 'max_consecutive_failures') ?? DEFAULT_MAX_CONSECUTIVE_FAILURES;
+  const group = groupOverridesOf(config);
   const client = await ServerClient.fromHeadServer(head, {
     connectionsPerHost: Math.min(concurrency, 4096),
     retry: { maxElapsedMs: 30_000, ...(retryAttempts ? { maxAttempts: retryAttempts } : {}) },
@@ -164,6 +166,7 @@ async function localCollectMain(config: ConfigDict): Promise<number> {
       shard: parseShard(config.shard),
       maxAttempts,
       maxConsecutiveFailures: maxInARow,
+      group,
       preflight: config.preflight !== false,
       signal: stopper.signal,
       log: (m) => display.note(m),

@@ -10,7 +10,7 @@ import { constants } from 'node:os';
 import { ServerClient } from '@nemo-gym/core/client';
 import { headServerOf, isDict, type ConfigDict } from '@nemo-gym/core/config';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
-import { parseShard, type CollectSummary, type Progress } from '@nemo-gym/core/rollouts';
+import { checkGroupOverrides, parseShard, type CollectSummary, type GroupOverrides, type Progress } from '@nemo-gym/core/rollouts';
 import { collectViaQueue, parseQueueUrl, runWorker } from '@nemo-gym/queue';
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
 import { USAGE_EXIT_CODE, type CommandSpec, type FlagSpec } from '../runtime.js';
@@ -21,6 +21,24 @@ export const DISTRIBUTED_FLAGS: FlagSpec[] = [
   { name: 'worker_wait_s', type: 'float', description: 'with +queue_url: fail when no result came and no worker held a job of the queue for this long (default 600); the jobs stay enqueued for the rerun' },
   { name: 'shard', type: 'str', description: 'only the tasks whose line index is i modulo N (+shard=i/N), one output file per shard; merge them with ng-merge-rollouts' },
 ];
+
+/** Overrides of the group settings of resources servers that score groups (docs/group-rewards.md). */
+export const GROUP_FLAGS: FlagSpec[] = [
+  { name: 'group_wait_timeout_s', type: 'float', description: "for a resources server with verify_group: longest wait from a group's first finished rollout to scoring it (default: the server's group_wait_timeout_s, else 600)" },
+  { name: 'group_member_failure', type: 'str', description: "for a resources server with verify_group: score_rest (score a group on the rollouts that finished) or fail_group (record the whole group as failed); default: the server's setting, else score_rest" },
+];
+
+/** The group flags of a collect command, checked. */
+export function groupOverridesOf(config: ConfigDict): GroupOverrides {
+  const wait = config.group_wait_timeout_s;
+  const failure = config.group_member_failure;
+  const overrides: GroupOverrides = {
+    waitTimeoutS: wait === undefined || wait === null ? null : (wait as number),
+    memberFailure: failure === undefined || failure === null ? null : String(failure),
+  };
+  checkGroupOverrides(overrides);
+  return overrides;
+}
 
 function num(config: ConfigDict, name: string): number | null {
   const v = config[name];
@@ -68,7 +86,14 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
   // The pre-flight of a local collection, through the head server the workers use.
   const checks = config.preflight !== false;
   let client: ServerClient | undefined;
-  if (checks) {
+  const group = groupOverridesOf(config);
+  if (!checks) {
+    // Without the checks the head server is still asked (quietly) which servers score groups.
+    client = await ServerClient.fromHeadServer(headServerOf(config), { retry: { maxElapsedMs: 5_000 } }).catch(() => {
+      process.stderr.write('ng-collect-rollouts: no head server answered, so no resources server is known to score groups (/verify_group): every rollout is written with its own /verify reward.\n');
+      return undefined;
+    });
+  } else {
     const head = headServerOf(config);
     try {
       client = await ServerClient.fromHeadServer(head, { retry: { maxElapsedMs: 30_000 } });
@@ -109,6 +134,7 @@ export async function queueCollectMain(config: ConfigDict): Promise<number> {
       shard: parseShard(config.shard),
       client,
       preflight: checks,
+      group,
       ...(num(config, 'worker_wait_s') !== null ? { workerWaitMs: num(config, 'worker_wait_s')! * 1000 } : {}),
       signal: stopper.signal,
       log: (m) => process.stdout.write(`${m}\n`),

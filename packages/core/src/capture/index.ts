@@ -1,5 +1,5 @@
 /** @nemo-gym/core/capture: per-rollout model routes, token capture and the trajectory builder. */
 export { CallCapture } from './recorder.js';
-export { rolloutIdFromRunBody, rolloutPath } from './rollout-id.js';
+export { assembleResponse, fetchTrajectory, modelBaseUrl, releaseCapture, rolloutApiKey, rolloutIdentity, trajectorySummary, type RolloutIdentity } from './rollout-response.js';
 export { type CaptureEntry } from './store.js';
-export { applyTrajectory, type Trajectory } from './trajectory.js';
+export { type Trajectory } from './trajectory.js';

@@ -5,28 +5,37 @@
  *   GET    /ng-rollout/<id>/trajectory  the rebuilt trajectory (buildTrajectory; releases the capture
  *                                       unless `?release=false`; `?mode=prefix_merging|per_call`)
  * `?require_token_ids=true` on the GETs answers 422 (NG_ERR_CAPTURE_NO_TOKEN_IDS) when a call has no ids.
+ *
+ * They are answered on the server's fast path, straight from node:http (an agent fetches a
+ * trajectory once per rollout, and it is the largest answer a model server gives), with or without
+ * the prefix (without it, a 400 says how to call them).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CaptureNoTokenIdsError, RolloutIdError } from '../errors.js';
-import { rolloutMarkOf } from './recorder.js';
+import { RawJson } from '../http/raw-json.js';
 import { ROLLOUT_PATH_PREFIX } from './rollout-id.js';
 import type { CaptureStore, RolloutCapture } from './store.js';
 import { buildTrajectory, trajectoryJson, TRAJECTORY_MODES, type TrajectoryMode } from './trajectory.js';
 
-/** The rollout id of a request to a model server (its URL had `/ng-rollout/<id>/`), or null. */
-export function requestRolloutId(request: FastifyRequest): string | null {
-  return rolloutMarkOf(request.raw)?.rolloutId ?? null;
+/** The capture routes, as `<METHOD> <path>` (the path after the rollout prefix). */
+export const CAPTURE_ROUTES = ['GET /capture', 'DELETE /capture', 'GET /trajectory'] as const;
+export type CaptureRoute = (typeof CAPTURE_ROUTES)[number];
+
+const ROUTE_SET: ReadonlySet<string> = new Set(CAPTURE_ROUTES);
+
+export function isCaptureRoute(methodAndPath: string): methodAndPath is CaptureRoute {
+  return ROUTE_SET.has(methodAndPath);
 }
 
-function idOf(request: FastifyRequest, route: string): string {
-  const id = requestRolloutId(request);
-  if (id === null) throw new RolloutIdError(`${route} is served per rollout: use /${ROLLOUT_PATH_PREFIX}/<rollout_id>${route}`);
-  return id;
+type Query = (key: string) => string | null | undefined;
+
+function idOf(rolloutId: string | null, path: string): string {
+  if (rolloutId === null) throw new RolloutIdError(`${path} is served per rollout: use /${ROLLOUT_PATH_PREFIX}/<rollout_id>${path}`);
+  return rolloutId;
 }
 
-function flag(query: unknown, key: string, fallback: boolean): boolean {
-  const v = (query as Record<string, unknown> | undefined)?.[key];
-  if (v === undefined) return fallback;
+function flag(query: Query, key: string, fallback: boolean): boolean {
+  const v = query(key);
+  if (v === undefined || v === null) return fallback;
   if (v === 'true' || v === '1' || v === '') return true;
   if (v === 'false' || v === '0') return false;
   throw new RolloutIdError(`?${key}= takes true or false; got ${JSON.stringify(v)}`);
@@ -40,23 +49,25 @@ function requireIds(c: RolloutCapture, serverName: string): void {
   );
 }
 
-export function mountCaptureRoutes(app: FastifyInstance, store: CaptureStore, serverName: string): void {
-  app.get('/capture', async (request) => {
-    const id = idOf(request, '/capture');
+/**
+ * The answer of one capture route for a request whose URL had `/ng-rollout/<rolloutId>/` (null:
+ * it had none, which is refused). Throws the route's HTTP errors.
+ */
+export function captureAnswer(route: CaptureRoute, rolloutId: string | null, query: Query, store: CaptureStore, serverName: string): RawJson {
+  const path = route.slice(route.indexOf(' ') + 1);
+  const id = idOf(rolloutId, path);
+  if (route === 'DELETE /capture') return new RawJson(JSON.stringify({ rollout_id: id, released: store.release(id) }));
+  if (route === 'GET /capture') {
     const capture = store.get(id);
-    if (flag(request.query, 'require_token_ids', false)) requireIds(capture, serverName);
-    if (flag(request.query, 'release', false)) store.release(id);
-    return capture;
-  });
-  app.delete('/capture', async (request) => ({ rollout_id: idOf(request, '/capture'), released: store.release(idOf(request, '/capture')) }));
-  app.get('/trajectory', async (request, reply) => {
-    const id = idOf(request, '/trajectory');
-    const modeRaw = (request.query as Record<string, unknown> | undefined)?.mode ?? store.settings.builder;
-    if (!(TRAJECTORY_MODES as readonly unknown[]).includes(modeRaw)) throw new RolloutIdError(`?mode= is one of ${TRAJECTORY_MODES.join(', ')}; got ${JSON.stringify(modeRaw)}`);
-    const capture = store.get(id);
-    if (flag(request.query, 'require_token_ids', false)) requireIds(capture, serverName);
-    const trajectory = buildTrajectory(capture, modeRaw as TrajectoryMode);
-    if (flag(request.query, 'release', true)) store.release(id);
-    return reply.type('application/json').send(trajectoryJson(trajectory));
-  });
+    if (flag(query, 'require_token_ids', false)) requireIds(capture, serverName);
+    if (flag(query, 'release', false)) store.release(id);
+    return new RawJson(JSON.stringify(capture));
+  }
+  const modeRaw = query('mode') ?? store.settings.builder;
+  if (!(TRAJECTORY_MODES as readonly unknown[]).includes(modeRaw)) throw new RolloutIdError(`?mode= is one of ${TRAJECTORY_MODES.join(', ')}; got ${JSON.stringify(modeRaw)}`);
+  const capture = store.get(id);
+  if (flag(query, 'require_token_ids', false)) requireIds(capture, serverName);
+  const trajectory = buildTrajectory(capture, modeRaw as TrajectoryMode);
+  if (flag(query, 'release', true)) store.release(id);
+  return new RawJson(trajectoryJson(trajectory));
 }

@@ -2,6 +2,6 @@
 export { createPool } from './agent.js';
 export { DEFAULT_TIMEOUTS, fetchGlobalConfig, requestFailure, ServerClient, ServerResponse } from './client.js';
 export { createPooledFetch } from './fetch.js';
-export { DEFAULT_RETRY, nextRetryDelay, retryPolicy, sleep, type RequestClass, type RetryPolicy } from './retry.js';
+export { DEFAULT_RETRY, nextRetryDelay, passOnHeaders, retryPolicy, sleep, type RequestClass, type RetryPolicy } from './retry.js';
 export { hopFailure, relayedCode, viaHop } from './relay.js';
 export { AddressGuard, AddressRefusedError, parseAllowList, type Resolver } from './netguard.js';

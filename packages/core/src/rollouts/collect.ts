@@ -25,6 +25,7 @@ import { BadResultError, CollectFileError, NgError, ServerResponseError, ServerU
 import { requestFailure, type ServerClient } from '../client/client.js';
 import { NOT_PROCESSED_STATUSES } from '../client/retry.js';
 import { FAILURE_LABELS, FailureTracker, classifyFailure, failedRowError, judgeFailureRequest, type FailureClass } from './failures.js';
+import { GroupCollector, ScoredTasks, groupVerifierOf, type GroupOverrides } from './group.js';
 import { checkCollectPaths, fileProblem } from './files.js';
 import { agentRefNames, countLines, readJobs, shardSize, type BadRowJob, type RolloutJob } from './input.js';
 import { MetricsAccumulator } from './metrics.js';
@@ -77,6 +78,8 @@ export interface CollectOptions {
   onFailure?: (f: FailureEvent) => void;
   /** Aborting it stops the run: nothing new is sent, rollouts in flight are cancelled (not recorded). */
   signal?: AbortSignal;
+  /** Overrides of the group settings of resources servers that score groups (group.ts). */
+  group?: GroupOverrides;
 }
 
 /**
@@ -200,10 +203,11 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
 
   const metrics = new MetricsAccumulator(numRepeats > 1);
   const fingerprint = await fingerprintOf(opts.inputPath, limit, numRepeats, opts.agentName ?? null, opts.overrides ?? {});
+  const scoredTasks = new ScoredTasks();
   let resume: Awaited<ReturnType<typeof prepareResume>>;
   try {
     mkdirSync(dirname(opts.outputPath) || '.', { recursive: true });
-    resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log);
+    resume = await prepareResume(paths, fingerprint, opts.restart === true, metrics, log, (row) => scoredTasks.see(row));
   } catch (err) {
     if (err instanceof NgError) throw err;
     throw new CollectFileError(`${fileProblem('prepare the output', opts.outputPath, err)}.`);
@@ -296,6 +300,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
         ...(verifyRequest ? { verify_request: verifyRequest } : {}),
       }),
     );
+    if (agent !== null && groups.grouped(agent)) groups.failed(job.taskIndex, job.rolloutIndex, agent);
     opts.onFailure?.({ cls, label: FAILURE_LABELS[cls], reason: attempt.reason, first: note.first, consecutive: note.consecutive, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex });
     if (maxInARow > 0 && note.consecutive >= maxInARow && !abortedBecause) {
       stop(
@@ -305,12 +310,40 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     }
   };
 
+  /** The books of a result written to the output. */
+  const written = (row: Record<string, unknown>, taskIndex: number, rolloutIndex: number, agent: string, ms: number | undefined) => {
+    resume.previous.delete(rolloutKey(taskIndex, rolloutIndex));
+    metrics.add(row, taskIndex, agent);
+    if (ms !== undefined) metrics.addLatency(ms);
+    inputTokens = metrics.inputTokens - tokensBefore.input;
+    outputTokens = metrics.outputTokens - tokensBefore.output;
+  };
+
+  // Rollouts of agents whose resources server scores groups are held until their group is scored.
+  const groups = new GroupCollector({
+    client: opts.client,
+    numRepeats,
+    verifierOf: (agent) => groupVerifierOf(opts.client.globalConfig, agent, opts.group),
+    write: async (text, members) => {
+      await guard(sink.results(text, members.length));
+      if (!fileError) for (const { member: m, row } of members) written(row, m.taskIndex, m.rolloutIndex, m.agent, m.latencyMs);
+    },
+    lose: (l) =>
+      fail({ kind: 'bad', taskIndex: l.taskIndex, rolloutIndex: l.rolloutIndex, line: l.line, reason: '' }, l.agent, { started_at: new Date().toISOString(), reason: describeError(l.err), status: l.err instanceof ServerResponseError ? l.err.status : null, delivered: 'yes', http_attempts: 0 }, l.err),
+    signal: cancel.signal,
+    log,
+  });
+
   const runOne = async (job: RolloutJob) => {
     const startedAt = new Date().toISOString();
     const t0 = performance.now();
     let httpAttempts = 1;
+    const grouped = groups.grouped(job.agent);
+    // A member of a group is cancelled when its group stops waiting for it.
+    const cut = grouped ? groups.memberSignal(job.taskIndex, job.rolloutIndex, job.agent) : null;
+    const signal = cut ? AbortSignal.any([cancel.signal, cut]) : cancel.signal;
     try {
-      const res = await opts.client.post(job.agent, '/run', job.body, runRetry ? { retry: runRetry, signal: cancel.signal } : { signal: cancel.signal });
+      const res = await opts.client.post(job.agent, '/run', job.body, runRetry ? { retry: runRetry, signal } : { signal });
       httpAttempts = res.attempts;
       if (!res.ok) throw res.error();
       const result = res.json<unknown>();
@@ -324,14 +357,17 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
         await fail(job, job.agent, given, rowFailure, row);
         return;
       }
+      if (grouped) {
+        tracker.success();
+        await groups.result({ taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, agent: job.agent, line: job.line, row, latencyMs: performance.now() - t0 });
+        return;
+      }
       await sink.result(taggedLine(res.text, row, job.taskIndex, job.rolloutIndex, job.agent));
-      resume.previous.delete(rolloutKey(job.taskIndex, job.rolloutIndex));
       tracker.success();
-      metrics.add(row, job.taskIndex, job.agent);
-      metrics.addLatency(performance.now() - t0);
-      inputTokens = metrics.inputTokens - tokensBefore.input;
-      outputTokens = metrics.outputTokens - tokensBefore.output;
-    } catch (err) {
+      written(row, job.taskIndex, job.rolloutIndex, job.agent, performance.now() - t0);
+    } catch (caught) {
+      // Cut off by its group's deadline: recorded with the group's reason.
+      const err: unknown = cut?.aborted && !cancel.signal.aborted ? cut.reason : caught;
       if (err instanceof CollectFileError) {
         fileError ??= err;
         stop(err.message);
@@ -372,7 +408,8 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
       numRepeats,
       agentName: opts.agentName,
       overrides: opts.overrides,
-      isDone: (t, r) => resume.done.has(rolloutKey(t, r)),
+      // A task whose group was scored in an earlier run is done, members that failed then included.
+      isDone: (t, r) => resume.done.has(rolloutKey(t, r)) || scoredTasks.tasks.has(t),
       onSkip: (n) => (skipped += n),
       stopped,
       shard: opts.shard,
@@ -394,9 +431,11 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
       },
       { concurrency: opts.concurrency, stopped },
     );
+    await groups.drain();
     // Earlier failures this run did not get to keep their records (and attempt history).
     for (const rec of resume.previous.values()) await guard(sink.carryOver(rec));
   } finally {
+    groups.stop();
     if (timer) clearInterval(timer);
     opts.signal?.removeEventListener('abort', onAbort);
     await sink.close();

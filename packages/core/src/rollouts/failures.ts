@@ -11,6 +11,7 @@ export type FailureClass =
   | 'agent_unreachable'
   | 'server_unreachable'
   | 'timeout'
+  | 'group_failed'
   | 'rate_limited'
   | 'verify_error'
   | 'judge_failed'
@@ -27,6 +28,7 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
   agent_unreachable: 'agent unreachable',
   server_unreachable: 'server unreachable',
   timeout: 'timeout',
+  group_failed: 'group not scored',
   rate_limited: 'rate limited (429/503)',
   verify_error: 'verify error',
   judge_failed: 'judge failed',
@@ -53,10 +55,22 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   NG_ERR_SERVER_UNREACHABLE: 'server_unreachable',
   NG_ERR_BAD_RESULT: 'bad_result',
   NG_ERR_BAD_JSON: 'bad_result',
+  // A rollout of a group its resources server's /verify_group did not score (group.ts).
+  NG_ERR_GROUP_VERIFY: 'group_failed',
   // The model that plays the user (responses_api_agents/user_simulation_agent).
   NG_ERR_USER_MODEL_FAILED: 'model_unreachable',
   NG_ERR_USER_MODEL_TIMEOUT: 'timeout',
+  // The user's own agent service behind remote_agent (responses_api_agents/remote_agent).
+  NG_ERR_REMOTE_AGENT_FAILED: 'agent_unreachable',
+  NG_ERR_REMOTE_AGENT_TIMEOUT: 'timeout',
+  NG_ERR_REMOTE_AGENT_BAD_RESPONSE: 'bad_result',
 };
+
+/**
+ * Codes of an answer that could not be used by a hop behind the agent (the model server's body
+ * was not JSON, …): relayed by an agent, they are that agent's 5xx/4xx, not a bad agent answer.
+ */
+const RELAYED_BAD_RESULT: ReadonlySet<string> = new Set(['NG_ERR_BAD_RESULT', 'NG_ERR_BAD_JSON']);
 
 /**
  * The class of an agent's error answer from its status and the code it carried (also for a failure
@@ -66,7 +80,7 @@ export function classifyAnswer(status: number, code: unknown): FailureClass {
   if (status === 429 || status === 503) return 'rate_limited';
   const byCode = typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code] : undefined;
   // An agent's answer that it could not use another server's answer is that agent's 5xx/4xx.
-  if (byCode !== undefined && byCode !== 'bad_result') return byCode;
+  if (byCode !== undefined && !RELAYED_BAD_RESULT.has(code as string)) return byCode;
   return status >= 500 ? 'http_5xx' : 'http_4xx';
 }
 
@@ -82,10 +96,9 @@ export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof TimeoutError) return 'timeout';
   if (err instanceof ServerUnreachableError) return code === 'NG_ERR_TIMEOUT' ? 'timeout' : 'agent_unreachable';
   if (err instanceof ServerResponseError) return classifyAnswer(err.status, code);
-  // A result row marked as a judge failure (see failedRowError).
-  if (byCode === 'judge_failed') return 'judge_failed';
-  // The agent's own answer was not a usable result.
-  return byCode === 'bad_result' ? 'bad_result' : 'other';
+  // The agent's own answer was not a usable result, the collector did not score its group, or the
+  // result row was marked as a judge failure (see failedRowError).
+  return byCode === 'bad_result' || byCode === 'group_failed' || byCode === 'judge_failed' ? byCode : 'other';
 }
 
 /**
@@ -111,7 +124,6 @@ function requestOfFailedRow(row: Record<string, unknown>): Record<string, unknow
 
 /** The /verify request an agent's error answer carried back (`verify_request`), if any. */
 function requestOfAnswer(body: string): Record<string, unknown> | undefined {
-  if (!body.includes('"verify_request"')) return undefined;
   try {
     const v = (JSON.parse(body) as { verify_request?: unknown }).verify_request;
     return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

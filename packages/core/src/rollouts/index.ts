@@ -9,6 +9,7 @@ export { checkCollectPaths } from './files.js';
 export { delivery, finishCollection } from './collect.js';
 export { FailureTracker, failedRowError, judgeFailureRequest } from './failures.js';
 export { agentRefNames, countLines, readJobs, shardSize } from './input.js';
-export { isMasked, MetricsAccumulator, metricsDigest, rewardComponentsOf } from './metrics.js';
+export { isMasked, MetricsAccumulator, metricsDigest, quantile, rewardComponentsOf, usageOf } from './metrics.js';
 export { fingerprintOf, prepareResume, rolloutKey } from './resume.js';
 export { RolloutSink, taggedLine } from './sink.js';
+export { checkGroupOverrides, GroupCollector, groupVerifierOf, ScoredTasks, type GroupOverrides } from './group.js';

@@ -93,6 +93,8 @@ export async function prepareResume(
   restart: boolean,
   metrics: MetricsAccumulator,
   log: (msg: string) => void,
+  /** Called with every row of the earlier output (group.ts learns which groups were scored). */
+  onRow?: (row: Record<string, unknown>) => void,
 ): Promise<ResumeState> {
   const state: ResumeState = { done: new Set(), history: new Map(), previous: new Map() };
   const previous = existsSync(paths.statePath) && !restart ? readFingerprint(paths.statePath) : null;
@@ -114,6 +116,7 @@ export async function prepareResume(
       if (typeof t === 'number' && typeof r === 'number') {
         state.done.add(rolloutKey(t, r));
         metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined);
+        onRow?.(row);
       }
     }
     if (corrupt.length > 0) await setAsideCorruptLines(paths.outputPath, corrupt, log);

@@ -3,11 +3,11 @@
  * schema, routes with zod body schemas); `build` makes a Fastify app for tests, `start` runs it
  * the way ng-run launches it (see lifecycle.ts).
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CallCapture, rolloutMarkOf } from '../capture/recorder.js';
-import { mountCaptureRoutes } from '../capture/routes.js';
+import { CAPTURE_ROUTES, captureAnswer } from '../capture/routes.js';
 import { CaptureStore, RolloutCaptureSettingsSchema } from '../capture/store.js';
 import { ServerClient } from '../client/client.js';
 import type { ConfigDict } from '../config/merge.js';
@@ -278,6 +278,10 @@ export function defineServer<CS extends z.ZodType, S>(
       routePaths.set(r, path);
     }
     let closing = false;
+    // The capture routes (GET/DELETE, no body) are answered on the fast path only.
+    const plainRoutes = captureStore
+      ? new Map(CAPTURE_ROUTES.map((route) => [route, (req: IncomingMessage, q: URLSearchParams) => captureAnswer(route, rolloutMarkOf(req)?.rolloutId ?? null, (k) => q.get(k), captureStore, config.name)] as const))
+      : undefined;
 
     const app = Fastify({
       logger: false,
@@ -286,7 +290,7 @@ export function defineServer<CS extends z.ZodType, S>(
       connectionTimeout: 0,
       return503OnClosing: true,
       serverFactory: (fastifyHandler) =>
-        createFastPathServer({ routes, sessions, execute, failure, closing: () => closing, onAnswer: { all: log.requestsAll, log: log.request }, rolloutRoutes: isModel }, fastifyHandler),
+        createFastPathServer({ routes, sessions, execute, failure, closing: () => closing, onAnswer: { all: log.requestsAll, log: log.request }, rolloutRoutes: isModel, plainRoutes }, fastifyHandler),
     });
     // Requests Fastify answers (GET /, custom routes, 404s): the same request lines as the fast path.
     app.addHook('onResponse', (request, reply, done) => {
@@ -346,7 +350,6 @@ export function defineServer<CS extends z.ZodType, S>(
       });
     }
     if (input.routes) await input.routes(app, fullCtx);
-    if (captureStore) mountCaptureRoutes(app, captureStore, config.name);
     // MCP tool calls answer with one JSON result, never an event stream.
     const executeJson = async (r: AnyRoute, body: unknown, session: Session): Promise<RawJson> => {
       const out = await execute(r, body, session);

@@ -64,6 +64,11 @@ export interface FastPathOptions<R> {
    * off before routing and the id is marked on the request (rolloutMarkOf); a malformed id answers 400.
    */
   rolloutRoutes?: boolean;
+  /**
+   * Bodiless routes answered here too, by `<METHOD> <path>` (path without its query): the handler
+   * gets the request and its query parameters and answers synchronously (or throws).
+   */
+  plainRoutes?: ReadonlyMap<string, (req: IncomingMessage, query: URLSearchParams) => RawJson>;
 }
 
 const ROLLOUT_URL_START = `/${ROLLOUT_PATH_PREFIX}/`;
@@ -109,7 +114,7 @@ export function isPromiseLike<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
  * and hands every other request to `fallback`.
  */
 export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  const { routes, sessions, execute, failure, closing, onAnswer, rolloutRoutes } = opts;
+  const { routes, sessions, execute, failure, closing, onAnswer, rolloutRoutes, plainRoutes } = opts;
   const all = onAnswer?.all === true;
   // Arrival times for failure lines come from a clock an unref'd timer refreshes every 10 ms, so a
   // request that succeeds pays a variable read, not a clock call (durations are then ±10 ms;
@@ -118,7 +123,20 @@ export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req
   const ticker = onAnswer && !all ? setInterval(() => (coarseNow = performance.now()), 10) : null;
   ticker?.unref();
   const tell = (req: IncomingMessage, status: number, t0: number) => {
-    if (onAnswer && (status >= 400 || all)) onAnswer.log('POST', req.url ?? '', status, performance.now() - t0);
+    if (onAnswer && (status >= 400 || all)) onAnswer.log(req.method ?? 'POST', req.url ?? '', status, performance.now() - t0);
+  };
+
+  /** A bodiless route of `plainRoutes`: answered at once, without a session. */
+  const servePlain = (handler: (req: IncomingMessage, query: URLSearchParams) => RawJson, req: IncomingMessage, res: ServerResponse, query: string): void => {
+    const t0 = all ? performance.now() : coarseNow;
+    let out: RawJson;
+    try {
+      out = handler(req, new URLSearchParams(query));
+    } catch (err) {
+      out = failure(err, req.method ?? 'GET', req.url ?? '');
+    }
+    sendJson(res, out, []);
+    tell(req, out.status, t0);
   };
 
   /** Sends the answer of one request (JSON, or an event stream) with the session cookie. */
@@ -207,7 +225,17 @@ export function createFastPathServer<R>(opts: FastPathOptions<R>, fallback: (req
         markRollout(req, m.rolloutId);
       }
     }
-    if (req.method === 'POST') {
+    if (req.method !== 'POST') {
+      if (plainRoutes !== undefined && !closing()) {
+        const url = req.url ?? '';
+        const q = url.indexOf('?');
+        const handler = plainRoutes.get(`${req.method ?? ''} ${q === -1 ? url : url.slice(0, q)}`);
+        if (handler !== undefined) {
+          servePlain(handler, req, res, q === -1 ? '' : url.slice(q + 1));
+          return;
+        }
+      }
+    } else {
       const r = routes.get(req.url ?? '');
       if (r !== undefined && !closing()) {
         const h = fastHeaders(req.rawHeaders);

@@ -14,6 +14,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import type { ConfigDict } from '../config/merge.js';
+import { groupVerifiers } from '../config/group-verify.js';
 import { publicConfig } from '../config/scoped.js';
 import { errorMessage } from '../errors.js';
 import { bearerToken, generateHeadToken, HEAD_TOKEN_HELP, tokensMatch } from './head-token.js';
@@ -81,6 +82,8 @@ export async function startHeadServer(
   app.get('/', async () => ({ status: stopping ? 'stopping' : 'ok' }));
   app.get('/global_config_dict_yaml', async (_req, reply) => reply.type('application/json').send(JSON.stringify(yamlText)));
   app.get('/server_instances', async () => [...local(), ...registered.values()]);
+  // The agents whose rollouts are scored as groups (docs/group-rewards.md), for collectors that read no YAML (the Python surface).
+  app.get('/group_verifiers', async () => groupVerifiers(config));
   app.post('/server_instances/register', async (req, reply) => {
     const parsed = RegisterSchema.safeParse(req.body);
     if (!parsed.success) return reply.status(422).send({ detail: `expected {instances: [{name, server_type, impl, url, pid}, …]}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });

@@ -6,7 +6,7 @@
  *   agent:            POST /v1/responses, POST /run.
  */
 import { z } from 'zod';
-import { ServerDefinitionError } from '../errors.js';
+import { ConfigError, HttpError, ServerDefinitionError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema, type ResponseCreateParams } from '../openai/schemas.js';
 import { isPromiseLike } from './fast-path.js';
@@ -21,6 +21,70 @@ export const BaseSeedSessionRequestSchema = z.object({});
 export type BaseRunRequest = z.infer<typeof BaseRunRequestSchema>;
 export type BaseVerifyRequest = z.infer<typeof BaseVerifyRequestSchema>;
 export type BaseVerifyResponse = z.infer<typeof BaseVerifyResponseSchema>;
+
+/**
+ * `POST /verify_group` (docs/group-rewards.md): the finished rollouts of one task, each the verify
+ * answer of one rollout (its own `/verify` reward included when the server has one) with the
+ * `member_id` the collector gave it.
+ */
+export const VerifyGroupMemberSchema = BaseVerifyRequestSchema.extend({ member_id: z.string().min(1), reward: z.number().nullable().optional() }).loose();
+export const VerifyGroupRequestSchema = z
+  .object({
+    task_index: z.number().int().nullable().optional(),
+    num_repeats: z.number().int().nullable().optional(),
+    members: z.array(VerifyGroupMemberSchema).min(1),
+  })
+  .loose();
+export type VerifyGroupMember = z.output<typeof VerifyGroupMemberSchema>;
+export type VerifyGroupRequest = z.output<typeof VerifyGroupRequestSchema>;
+/** One member's score: its id, its reward, and anything else to keep beside it (e.g. the judge's reason). */
+export interface VerifyGroupScore {
+  member_id: string;
+  reward: number;
+  [key: string]: unknown;
+}
+/** The answer of `/verify_group`: one score per member (any order), and fields about the whole group. */
+export interface VerifyGroupResult {
+  members: VerifyGroupScore[];
+  [key: string]: unknown;
+}
+
+/** `<task>-<repeat>` ids in task then repeat order; other ids after them, as strings. */
+function compareMemberIds(a: string, b: string): number {
+  const pa = /^(\d+)-(\d+)$/.exec(a);
+  const pb = /^(\d+)-(\d+)$/.exec(b);
+  if (pa && pb) return Number(pa[1]) - Number(pb[1]) || Number(pa[2]) - Number(pb[2]);
+  if (pa || pb) return pa ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The /verify_group route around a server's `verifyGroup`: the members reach it in member id
+ * order whatever order they were sent in (so the order of arrival never changes a reward), and its
+ * answer must score every member once with a finite reward (a server bug otherwise, answered 500).
+ */
+function verifyGroupRoute<C, S>(className: string, verifyGroup: (group: VerifyGroupRequest, ctx: HandlerContext<C, S>) => VerifyGroupResult | Promise<VerifyGroupResult>): AnyRoute<C, S> {
+  return {
+    body: VerifyGroupRequestSchema,
+    handler: async (body: VerifyGroupRequest, ctx: HandlerContext<C, S>) => {
+      const ids = new Set<string>();
+      for (const m of body.members) {
+        if (ids.has(m.member_id)) throw new HttpError(400, `member_id ${JSON.stringify(m.member_id)} appears twice in the group; each member needs its own id`);
+        ids.add(m.member_id);
+      }
+      const members = [...body.members].sort((a, b) => compareMemberIds(a.member_id, b.member_id));
+      const out = await verifyGroup({ ...body, members }, ctx);
+      const scored = new Map<string, VerifyGroupScore>();
+      for (const m of Array.isArray(out?.members) ? out.members : []) {
+        if (ids.has(m.member_id) && !scored.has(m.member_id) && typeof m.reward === 'number' && Number.isFinite(m.reward)) scored.set(m.member_id, m);
+      }
+      if (scored.size !== ids.size) {
+        throw new HttpError(500, `${className}.verifyGroup scored ${scored.size} of the ${ids.size} members with a finite reward; it must return one {member_id, reward} per member`);
+      }
+      return { ...out, members: body.members.map((m) => scored.get(m.member_id)!) };
+    },
+  };
+}
 
 type AnyRoute<C, S> = Route<C, S, any>;
 
@@ -45,6 +109,11 @@ export interface ResourcesServerInput<CS extends z.ZodType, S> extends ServerDef
   verify?: AnyRoute<z.output<CS>, S>;
   /** A Gymnasium-style environment: adds POST /reset, /step and /close (see gymnasium.ts). */
   gymnasium?: GymnasiumEnv<z.output<CS>, S, unknown>;
+  /**
+   * Scores the rollouts of one task together: adds POST /verify_group (docs/group-rewards.md).
+   * Collectors use it for the instances whose config says `verify_group: true`.
+   */
+  verifyGroup?: (group: VerifyGroupRequest, ctx: HandlerContext<z.output<CS>, S>) => VerifyGroupResult | Promise<VerifyGroupResult>;
 }
 
 export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input: ResourcesServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {
@@ -68,8 +137,16 @@ export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input
         } as AnyRoute<unknown, unknown>,
       },
     ];
+    const declared = (ctx.config as { verify_group?: unknown }).verify_group;
+    if (declared !== undefined && declared !== null && typeof declared !== 'boolean') {
+      throw new ConfigError(`${input.className}: verify_group must be true or false, got ${JSON.stringify(declared)}`);
+    }
+    if (declared === true && !input.verifyGroup) {
+      throw new ConfigError(`${input.className}: the config says verify_group: true, but this server has no group verify (/verify_group); remove verify_group from its config`);
+    }
+    if (input.verifyGroup) routes.push({ path: '/verify_group', route: verifyGroupRoute(input.className, input.verifyGroup) as AnyRoute<unknown, unknown> });
     for (const [name, tool] of Object.entries(input.tools ?? {})) {
-      if (name === 'seed_session' || name === 'verify') throw new ServerDefinitionError(`${input.className}: a tool cannot be named ${name} (that route is built in); rename the tool`);
+      if (name === 'seed_session' || name === 'verify' || name === 'verify_group') throw new ServerDefinitionError(`${input.className}: a tool cannot be named ${name} (that route is built in); rename the tool`);
       if (input.gymnasium && (name === 'reset' || name === 'step' || name === 'close')) throw new ServerDefinitionError(`${input.className}: a tool cannot be named ${name} on a Gymnasium-style server (that route is built in); rename the tool`);
       routes.push({ path: `/${name}`, route: tool as AnyRoute<unknown, unknown> });
     }

@@ -66,6 +66,19 @@ export function responseProblem(response: unknown): string | null {
   return null;
 }
 
+/**
+ * A function call's arguments as the tool's request body, or the output the model is shown when
+ * they are not JSON (upstream's text): a model's malformed call is part of its rollout, scored as
+ * such, never a failed rollout.
+ */
+export function parseToolArguments(argumentsText: unknown): { ok: true; value: unknown } | { ok: false; output: string } {
+  try {
+    return { ok: true, value: JSON.parse(String(argumentsText ?? '')) };
+  } catch (err) {
+    return { ok: false, output: pyJsonDumps({ error: `Invalid tool call arguments: ${(err as Error).name}(${JSON.stringify((err as Error).message)})` }) };
+  }
+}
+
 /** An item's type (an easy input message has only a role). */
 export function itemType(item: Json): unknown {
   return item.type ?? (item.role !== undefined ? 'message' : undefined);
@@ -157,18 +170,13 @@ export async function runToolLoop(
     for (const call of calls) {
       const name = String(call.name);
       let outputText: string;
-      let args: unknown;
-      try {
-        args = JSON.parse(String(call.arguments ?? ''));
-      } catch (err) {
-        args = undefined;
-        outputText = pyJsonDumps({ error: `Invalid tool call arguments: ${(err as Error).name}(${JSON.stringify((err as Error).message)})` });
-      }
-      if (args !== undefined) {
+      const args = parseToolArguments(call.arguments);
+      if (args.ok === false) outputText = args.output;
+      else {
         const toolRes = await callWithin(
           options.toolTimeoutMs,
           signal,
-          (s) => client.post(config.resources_server.name, `/${name}`, args, { cookies: resourcesCookies, retry: { retryStatuses: [] }, signal: s }),
+          (s) => client.post(config.resources_server.name, `/${name}`, args.value, { cookies: resourcesCookies, retry: { retryStatuses: [] }, signal: s }),
           () => deadlineError(`tool \`${name}\` of resources server \`${config.resources_server.name}\``, options.toolTimeoutMs!, 'NG_ERR_TIMEOUT'),
         );
         // Tool errors (404 unknown tool, 422 bad arguments, 500) are the tool's output: the model sees them.

@@ -127,6 +127,35 @@ describe('per-rollout routes on a model server', () => {
     expect(c.complete).toBe(false);
     expect(c.problems[0]).toMatch(/more than 3 calls/);
   });
+
+  it('the capture routes: the same bytes for the same capture, clear errors for bad calls', async () => {
+    const get = async (url: string, method = 'GET') => {
+      const r = await fetch(base + url, { method });
+      return { status: r.status, body: await r.text() };
+    };
+    await post('/ng-rollout/same-1/v1/responses', { input: 'a', tokens: true });
+    await post('/ng-rollout/same-1/v1/responses', { input: 'b' });
+    for (const url of ['/ng-rollout/same-1/trajectory?release=false&mode=per_call', '/ng-rollout/same-1/trajectory?release=false', '/ng-rollout/same-1/capture']) {
+      const first = await get(url);
+      expect(first.status, url).toBe(200);
+      expect(first.body, url).toContain('"generation_token_ids":[3]');
+      expect(await get(url), url).toEqual(first);
+    }
+    const errors: [string, number, RegExp][] = [
+      ['/ng-rollout/same-1/capture?release=maybe', 400, /\?release= takes true or false; got \\"maybe\\"/],
+      ['/ng-rollout/same-1/trajectory?mode=zigzag', 400, /\?mode= is one of prefix_merging, per_call/],
+      ['/trajectory', 400, /served per rollout: use \/ng-rollout\/<rollout_id>\/trajectory/],
+      ['/ng-rollout/same-1/capture?require_token_ids=true', 422, /1 of 2 call\(s\) on model server `echo` have no token ids/],
+      ['/ng-rollout/nobody/capture', 404, /holds no capture for rollout nobody/],
+    ];
+    for (const [url, status, detail] of errors) {
+      const a = await get(url);
+      expect(a.status, url).toBe(status);
+      expect(a.body, url).toMatch(detail);
+    }
+    expect(await get('/ng-rollout/same-1/capture', 'DELETE')).toEqual({ status: 200, body: '{"rollout_id":"same-1","released":true}' });
+    expect(await get('/ng-rollout/same-1/capture', 'DELETE')).toEqual({ status: 200, body: '{"rollout_id":"same-1","released":false}' });
+  });
 });
 
 describe('CaptureStore limits', () => {

@@ -5,9 +5,13 @@
  */
 import type { HistogramBin, RowSummary } from '../rollout-index.js';
 import type { ComparisonSummary, TaskComparison, TaskGroup, TaskSide } from '../tasks.js';
+import { renderCharts, rewardChart, type Run } from './parts/charts.js';
+import { $, api, el, fmt, message } from './parts/dom.js';
+import { tokenBlock } from './parts/tokens.js';
+import { isToolError } from '../tool-errors.js';
 
-type View = 'rows' | 'tasks' | 'compare';
-interface Filters { min: string; max: string; q: string; agent: string; outcome: string; taskOutcome: string; change: string }
+type View = 'rows' | 'tasks' | 'compare' | 'charts';
+interface Filters { min: string; max: string; q: string; agent: string; outcome: string; taskOutcome: string; change: string; b: string; toolErrors: string }
 interface Sort { sort: string; order: 'asc' | 'desc' }
 interface Column { label: string; sort?: string; cls?: string; title?: string }
 const isColumn = (c: Column | null): c is Column => c !== null;
@@ -16,6 +20,8 @@ const isColumn = (c: Column | null): c is Column => c !== null;
 interface Summary {
   file: string;
   compare: { a: string; b: string } | null;
+  /** Every run (file) the viewer was given, A first. */
+  runs: Run[];
   rows: number;
   invalidRows: number;
   rewards: { count: number; mean: number | null; min: number | null; max: number | null };
@@ -36,73 +42,17 @@ interface Part { type?: unknown; text?: unknown; refusal?: unknown; image_url?: 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
 
 const PAGE = 50;
-const state: { view: View; start: number; total: number; selected: number | null; summary: Summary | null; filters: Filters; sorts: Record<View, Sort> } = {
-  view: 'rows', start: 0, total: 0, selected: null, summary: null,
-  filters: { min: '', max: '', q: '', agent: '', outcome: '', taskOutcome: '', change: '' },
-  sorts: { rows: { sort: 'index', order: 'asc' }, tasks: { sort: 'task', order: 'asc' }, compare: { sort: 'delta', order: 'asc' } },
+const state: { view: View; start: number; total: number; selected: number | null; summary: Summary | null; filters: Filters; sorts: Record<View, Sort>; chartsDrawn: boolean } = {
+  view: 'rows', start: 0, total: 0, selected: null, summary: null, chartsDrawn: false,
+  filters: { min: '', max: '', q: '', agent: '', outcome: '', taskOutcome: '', change: '', b: '', toolErrors: '' },
+  sorts: { rows: { sort: 'index', order: 'asc' }, tasks: { sort: 'task', order: 'asc' }, compare: { sort: 'delta', order: 'asc' }, charts: { sort: '', order: 'asc' } },
 };
-/** The element with this id (every id the script asks for is in the page). */
-const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
-const message = (e: unknown): string => (e as Error).message;
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, string>, children?: readonly (Node | null)[]): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (attrs) for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'text') node.textContent = v;
-    else if (k === 'className') node.className = v;
-    else node.setAttribute(k, v);
-  }
-  if (children) for (const c of children) if (c) node.appendChild(c);
-  return node;
-}
-function svg(tag: string, attrs: Record<string, string | number>): SVGElement {
-  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
 function pretty(v: unknown): string { try { return JSON.stringify(v, null, 4); } catch (e) { return String(v); } }
-function fmt(v: unknown): string {
-  if (v === null || v === undefined) return '–';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4)));
-  return String(v);
-}
-async function api<T>(path: string): Promise<T> {
-  const res = await fetch(path, { headers: { accept: 'application/json' } });
-  const body = (await res.json()) as T & { detail?: string };
-  if (!res.ok) throw new Error(body && body.detail ? body.detail : 'HTTP ' + res.status);
-  return body;
-}
-
 // ---------------------------------------------------------------- summary
-function renderChart(bins: readonly HistogramBin[]): void {
-  const box = $('chart');
-  box.replaceChildren();
-  if (!bins.length) { box.appendChild(el('p', { className: 'muted', text: 'No numeric rewards.' })); return; }
-  const W = 640, H = 190, padL = 34, padB = 34, padT = 14;
-  const maxC = Math.max.apply(null, bins.map((b) => b.count));
-  const bw = (W - padL - 8) / bins.length;
-  const root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'Reward distribution', id: 'reward-chart' });
-  root.appendChild(svg('line', { x1: padL, y1: H - padB, x2: W - 4, y2: H - padB, stroke: '#999' }));
-  const yl = svg('text', { x: padL - 6, y: padT + 4, 'text-anchor': 'end' }); yl.textContent = String(maxC); root.appendChild(yl);
-  const y0 = svg('text', { x: padL - 6, y: H - padB, 'text-anchor': 'end' }); y0.textContent = '0'; root.appendChild(y0);
-  bins.forEach((b, i) => {
-    const h = maxC ? ((H - padB - padT) * b.count) / maxC : 0;
-    const x = padL + i * bw + 2;
-    const rect = svg('rect', { x: x, y: H - padB - h, width: Math.max(1, bw - 4), height: h, class: 'bar' });
-    const t = svg('title', {}); t.textContent = 'reward ' + b.label + ': ' + b.count + ' rows'; rect.appendChild(t);
-    root.appendChild(rect);
-    const c = svg('text', { x: x + (bw - 4) / 2, y: H - padB - h - 3, 'text-anchor': 'middle' }); c.textContent = String(b.count); root.appendChild(c);
-    if (bins.length <= 12 || i % 4 === 0) {
-      const lab = svg('text', { x: x + (bw - 4) / 2, y: H - padB + 14, 'text-anchor': 'middle' }); lab.textContent = b.label; root.appendChild(lab);
-    }
-  });
-  const axis = svg('text', { x: (W + padL) / 2, y: H - 4, 'text-anchor': 'middle' }); axis.textContent = 'reward'; root.appendChild(axis);
-  box.appendChild(root);
-}
-
 function renderSummary(s: Summary): void {
   state.summary = s;
-  $('file-name').textContent = s.compare ? s.compare.a + '  vs  ' + s.compare.b : s.file;
+  $('file-name').textContent = s.runs.length > 1 ? s.runs.map((r) => r.file).join('  vs  ') : s.file;
   document.title = s.file + ' – rollouts viewer';
   const dl = el('dl', { className: 'stats' });
   const add = (k: string, v: string) => { dl.appendChild(el('dt', { text: k })); dl.appendChild(el('dd', { text: v })); };
@@ -119,7 +69,7 @@ function renderSummary(s: Summary): void {
   }
   if (s.collectionFailures.count) add('Collection failures', String(s.collectionFailures.count));
   $('stats').replaceChildren(dl);
-  renderChart(s.histogram);
+  rewardChart($('chart'), 'reward-chart', s.histogram);
   $('metrics').textContent = s.metricsText;
   const fb = $('failures-body');
   fb.replaceChildren();
@@ -131,6 +81,9 @@ function renderSummary(s: Summary): void {
   for (const a of s.agents) agent.appendChild(el('option', { value: a, text: a }));
   agent.parentElement!.setAttribute('data-views', s.agents.length > 1 ? 'rows tasks' : '');
   $('tab-compare').hidden = !s.compare;
+  const b = $<HTMLSelectElement>('compare-b');
+  for (const r of s.runs.slice(1)) b.appendChild(el('option', { value: r.name, text: r.name.toUpperCase() + ': ' + r.file }));
+  b.parentElement!.setAttribute('data-views', s.runs.length > 2 ? 'compare' : '');
 }
 
 // ---------------------------------------------------------------- lists
@@ -143,7 +96,7 @@ function columns(): Column[] {
     { label: 'Reward', sort: 'reward', cls: 'c-small' },
     many ? { label: 'Agent', sort: 'agent', cls: 'c-mid' } : null,
     { label: 'Response ID', cls: 'c-id' },
-    { label: 'Calls', sort: 'calls', cls: 'c-num', title: 'function calls in the response' },
+    { label: 'Calls', sort: 'calls', cls: 'c-small', title: 'function calls in the response (tool errors in red)' },
     { label: 'Scores', cls: 'c-scores' },
     { label: 'First user message' },
   ] as (Column | null)[]).filter(isColumn);
@@ -201,12 +154,16 @@ function query(): string {
     if (f.min !== '') p.set('min_reward', f.min);
     if (f.max !== '') p.set('max_reward', f.max);
     if (f.outcome !== '') p.set('outcome', f.outcome);
+    if (f.toolErrors !== '') p.set('tool_errors', f.toolErrors);
   }
   if (state.view === 'tasks' && f.taskOutcome !== '') p.set('outcome', f.taskOutcome);
   if (state.view !== 'compare') {
     if (f.q !== '') p.set('q', f.q);
     if (f.agent !== '') p.set('agent', f.agent);
-  } else if (f.change !== '') p.set('change', f.change);
+  } else {
+    if (f.change !== '') p.set('change', f.change);
+    if (f.b !== '') p.set('b', f.b);
+  }
   return p.toString();
 }
 
@@ -223,7 +180,7 @@ function rowLine(r: RowSummary): HTMLTableRowElement {
   if (s && s.agents.length > 1) cells.push(el('td', { text: r.agent || '–', title: r.agent || '' }));
   cells.push(
     el('td', { text: r.responseId || '–', title: r.responseId || '' }),
-    el('td', { text: String(r.toolCalls) }),
+    el('td', r.toolErrors ? { text: r.toolCalls + ' (' + r.toolErrors + ' err)', className: 'error', title: r.toolErrors + ' tool error' + (r.toolErrors === 1 ? '' : 's') } : { text: String(r.toolCalls) }),
     el('td', { text: scores || '–', title: scores }),
     el('td', { text: r.error ? 'Invalid: ' + r.error : r.preview, title: r.error || r.preview }),
   );
@@ -239,7 +196,7 @@ function subRow(r: RowSummary, span: number): HTMLTableRowElement {
   const parts = ['reward ' + fmt(r.reward)];
   if (r.rolloutIndex !== null) parts.unshift('rollout ' + r.rolloutIndex);
   if (r.agent) parts.push(r.agent);
-  parts.push(r.toolCalls + ' calls');
+  parts.push(r.toolCalls + ' calls' + (r.toolErrors ? ', ' + r.toolErrors + ' tool error' + (r.toolErrors === 1 ? '' : 's') : ''));
   const scores = scoresText(r);
   if (scores) parts.push(scores);
   if (r.error) parts.push('invalid: ' + r.error);
@@ -317,7 +274,14 @@ function renderCompareSummary(files: { a: string; b: string }, s: ComparisonSumm
   add('Improved', String(s.improved)); add('Regressed', String(s.regressed)); add('Unchanged', String(s.unchanged));
 }
 
+/** The run compared with A in the Compare view. */
+function compareRun(): Run {
+  const runs = state.summary ? state.summary.runs : [];
+  return runs.find((r) => r.name === state.filters.b) || runs[1] || { name: 'b', file: 'B' };
+}
+
 async function load(): Promise<void> {
+  if (state.view === 'charts') return;
   renderHead();
   $('list-status').textContent = 'Loading…';
   const view = state.view;
@@ -411,7 +375,8 @@ function itemBubbles(m: Item, prefix: string): HTMLElement[] {
     out.push(bubble('tool', prefix + 'Function call - `' + String(m.name) + '` (tool call ID `' + String(m.call_id) + '`)',
       'Function call name `' + String(m.name) + '`\n' + prettyMaybe(m.arguments)));
   } else if (type === 'function_call_output') {
-    out.push(bubble('toolout', prefix + 'Function call output (tool call ID `' + String(m.call_id) + '`)', prettyMaybe(m.output)));
+    const failed = isToolError(m.output);
+    out.push(bubble(failed ? 'toolout toolerr' : 'toolout', prefix + 'Function call output' + (failed ? ' - tool error' : '') + ' (tool call ID `' + String(m.call_id) + '`)', prettyMaybe(m.output)));
   } else {
     out.push(bubble('system', prefix + 'Item - ' + String(type), pretty(m)));
   }
@@ -460,6 +425,7 @@ function renderRollout(data: RowAnswer, box: HTMLElement, tag: string): void {
     for (const b of itemBubbles(m, 'Turn ' + turn + ' Step ' + step + ' - ')) conv.appendChild(b);
   }
   box.appendChild(conv);
+  box.appendChild(tokenBlock(tag || 'a', data.index, tag ? 'tokens-' + tag : 'tokens'));
   box.appendChild(jsonBlock('Metadata - responses_create_params', params, false));
   box.appendChild(jsonBlock('Metadata - response', response, false));
 }
@@ -474,7 +440,7 @@ async function openRow(i: number): Promise<void> {
 }
 
 // One side of the comparison: buttons to pick the task's rollout, and the rollout itself.
-function compareSide(file: 'a' | 'b', name: string, side: TaskSide | null): HTMLDivElement {
+function compareSide(file: 'a' | 'b', run: string, name: string, side: TaskSide | null): HTMLDivElement {
   const box = el('div', { className: 'side-' + file, id: 'side-' + file });
   box.appendChild(el('h3', { text: file.toUpperCase() + ': ' + name }));
   if (!side) { box.appendChild(el('p', { className: 'muted', text: 'This task is not in ' + name + '.' })); return box; }
@@ -484,7 +450,7 @@ function compareSide(file: 'a' | 'b', name: string, side: TaskSide | null): HTML
   const show = async (i: number, button: Element) => {
     for (const b of picks.children) b.setAttribute('aria-pressed', b === button ? 'true' : 'false');
     holder.replaceChildren(el('p', { className: 'muted', text: 'Loading row ' + (i + 1) + '…' }));
-    try { renderRollout(await api<RowAnswer>('/api/rows/' + i + '?file=' + file), holder, file); }
+    try { renderRollout(await api<RowAnswer>('/api/rows/' + i + '?file=' + run), holder, run); }
     catch (e) { holder.replaceChildren(el('p', { className: 'error', text: 'Error: ' + message(e) })); }
   };
   side.rows.forEach((i, j) => {
@@ -500,10 +466,10 @@ function compareSide(file: 'a' | 'b', name: string, side: TaskSide | null): HTML
 
 function openCompare(t: TaskComparison, tr: HTMLTableRowElement): void {
   for (const r of document.querySelectorAll('#rows-body tr')) r.classList.toggle('selected', r === tr);
-  const files = (state.summary && state.summary.compare) || { a: 'A', b: 'B' };
+  const files = { a: state.summary && state.summary.compare ? state.summary.compare.a : 'A', b: compareRun().file };
   const box = $('detail');
   box.replaceChildren(el('h2', { text: 'Task ' + taskLabel(t) + ': A ' + (t.a ? fmt(t.a.mean) : 'absent') + ' → B ' + (t.b ? fmt(t.b.mean) : 'absent') + ' (Δ ' + deltaText(t.delta) + ')' }));
-  box.appendChild(el('div', { className: 'side-by-side' }, [compareSide('a', files.a, t.a), compareSide('b', files.b, t.b)]));
+  box.appendChild(el('div', { className: 'side-by-side' }, [compareSide('a', 'a', files.a, t.a), compareSide('b', compareRun().name, files.b, t.b)]));
 }
 
 // ---------------------------------------------------------------- wiring
@@ -514,13 +480,22 @@ function setView(v: View): Promise<void> {
   for (const l of document.querySelectorAll<HTMLElement>('#filters label')) l.hidden = !(l.getAttribute('data-views') || '').split(' ').includes(v);
   $('compare-summary').hidden = v !== 'compare';
   document.body.classList.toggle('compare', v === 'compare');
+  document.body.classList.toggle('charts', v === 'charts');
+  $('charts').hidden = v !== 'charts';
+  if (v === 'charts') return showCharts();
   return load();
+}
+async function showCharts(): Promise<void> {
+  if (state.chartsDrawn || !state.summary) return;
+  state.chartsDrawn = true;
+  try { await renderCharts($('charts'), state.summary.runs); $('charts').setAttribute('data-ready', '1'); }
+  catch (e) { state.chartsDrawn = false; $('charts').replaceChildren(el('p', { className: 'error', text: 'Error: ' + message(e) })); }
 }
 function readFilters(): void {
   const value = (id: string) => $<HTMLInputElement | HTMLSelectElement>(id).value;
   state.filters = {
     min: value('min-reward').trim(), max: value('max-reward').trim(), q: value('search').trim(),
-    agent: value('agent'), outcome: value('outcome'), taskOutcome: value('task-outcome'), change: value('change'),
+    agent: value('agent'), outcome: value('outcome'), taskOutcome: value('task-outcome'), change: value('change'), b: value('compare-b'), toolErrors: value('tool-errors'),
   };
 }
 function applyFilters(ev?: Event): void {
@@ -531,9 +506,9 @@ function applyFilters(ev?: Event): void {
 }
 document.addEventListener('DOMContentLoaded', async () => {
   $('filters').addEventListener('submit', applyFilters);
-  for (const id of ['agent', 'outcome', 'task-outcome', 'change']) $(id).addEventListener('change', applyFilters);
+  for (const id of ['agent', 'outcome', 'task-outcome', 'change', 'compare-b', 'tool-errors']) $(id).addEventListener('change', applyFilters);
   $('reset').addEventListener('click', () => {
-    for (const id of ['min-reward', 'max-reward', 'search', 'agent', 'outcome', 'task-outcome', 'change']) $<HTMLInputElement | HTMLSelectElement>(id).value = '';
+    for (const id of ['min-reward', 'max-reward', 'search', 'agent', 'outcome', 'task-outcome', 'change', 'tool-errors']) $<HTMLInputElement | HTMLSelectElement>(id).value = '';
     applyFilters();
   });
   $('prev').addEventListener('click', () => { state.start = Math.max(0, state.start - PAGE); load(); });

@@ -1,0 +1,11 @@
+/**
+ * The OpenAI Agents SDK agent end to end (ng-run + ng-collect-rollouts): simple_weather and multineedle on the replay
+ * model and on vllm_model in front of the trainer's vLLM stand-in, next to simple_agent on the same
+ * scripted model (tests/helpers/agent-examples.ts says what is checked).
+ */
+import { describeExample } from '../../../tests/helpers/agent-examples.js';
+
+describeExample('openai_agents_agent', {
+  config: 'responses_api_agents/openai_agents_agent/configs/openai_agents_agent.yaml',
+  agents: { simple_weather: 'simple_weather_openai_agents_agent', multineedle: 'multineedle_openai_agents_agent' },
+});

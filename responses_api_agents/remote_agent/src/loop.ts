@@ -1,0 +1,90 @@
+/**
+ * The remote loop: call the user's service with the conversation so far, run the calls it asks
+ * for on the resources server (in the rollout's session), append their outputs and call it again,
+ * until it answers with an assistant message and no unpaired call, its answer is incomplete, or
+ * max_steps calls were made.
+ *
+ * What the service sees is the task's create params with the conversation in `input`, and its own
+ * cookies of this rollout. The resources server's session cookies, our own session, the row's
+ * other fields (`verifier_metadata`, the task's answer key) never leave this process.
+ */
+import type { ServerClient } from '@nemo-gym/core/client';
+import { addUsage, fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
+import { DEFAULT_MAX_STEPS, inputItems, itemType, parseToolArguments } from '@nemo-gym/core/server';
+import { callService, unpairedCalls, type ServiceTarget } from './service.js';
+
+type Json = Record<string, unknown>;
+type Cookies = Record<string, string>;
+
+/** Why the loop stopped: a final answer, an incomplete answer, or the step limit. */
+export type RemoteLoopEnd = 'answer' | 'incomplete' | 'max_steps';
+
+export interface RemoteLoopResult {
+  /** The service's last answer with `output` = every item of the rollout and `usage` summed over its calls. */
+  response: Json;
+  resourcesCookies: Cookies;
+  end: RemoteLoopEnd;
+  /** Calls made to the service. */
+  steps: number;
+}
+
+export interface RemoteLoopOptions {
+  target: ServiceTarget;
+  resources: string;
+  /** Service calls per rollout at most (default: core's DEFAULT_MAX_STEPS, as simple_agent's model calls). */
+  maxSteps: number | null | undefined;
+}
+
+export async function runRemoteLoop(
+  params: Omit<ResponseCreateParams, 'stream'>,
+  options: RemoteLoopOptions,
+  client: ServerClient,
+  incomingCookies: Cookies,
+  signal: AbortSignal | undefined,
+): Promise<RemoteLoopResult> {
+  const input = inputItems(params);
+  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  const items: Json[] = [];
+  let resourcesCookies: Cookies = { ...incomingCookies };
+  // The service's own session: only the cookies it set, echoed back within this rollout.
+  let serviceCookies: Cookies = {};
+  let usage: Json | null = null;
+  let last: Json | null = null;
+  let end: RemoteLoopEnd = 'max_steps';
+  let step = 1;
+
+  for (; ; step++) {
+    const request = { ...params, input: [...input, ...items] };
+    const answer = await callService(client, options.target, request, serviceCookies, step, signal);
+    serviceCookies = { ...serviceCookies, ...answer.cookies };
+    const response = answer.response as Json;
+    last = response;
+    usage = addUsage(usage, response.usage);
+    const output = response.output as Json[];
+    items.push(...output);
+    if (response.incomplete_details) {
+      end = 'incomplete';
+      break;
+    }
+    const asks = unpairedCalls(output, `the remote agent service at ${options.target.url} (step ${step})`, options.target.apiKey);
+    if (asks.length === 0 && output.some((o) => itemType(o) === 'message' && o.role === 'assistant')) {
+      end = 'answer';
+      break;
+    }
+    for (const ask of asks) {
+      // Arguments that are not JSON are the model's mistake, part of its rollout: the service is told, as simple_agent tells the model.
+      const args = parseToolArguments(ask.argumentsText);
+      if (!args.ok) {
+        items.push({ type: 'function_call_output', call_id: ask.callId, output: args.output });
+        continue;
+      }
+      const res = await client.post(options.resources, `/${ask.name}`, ask.argumentsText, { cookies: resourcesCookies, retry: { retryStatuses: [] }, signal });
+      // A tool's error answer (unknown tool, invalid arguments, a failure) is its output: the service sees it.
+      resourcesCookies = { ...resourcesCookies, ...res.cookies };
+      items.push({ type: 'function_call_output', call_id: ask.callId, output: res.text });
+    }
+    if (step >= maxSteps) break;
+  }
+  const response = fullResponseDump({ ...last!, output: items, usage: usage ?? last!.usage ?? null });
+  return { response, resourcesCookies, end, steps: step };
+}
