@@ -74,6 +74,21 @@ def _raise_nofile_limit(wanted: int) -> None:
         pass
 
 
+
+def flag_masked_sample(result):
+    """A masked sample (``mask_sample: true``, with its ``failure_reason``) as trainers read it.
+
+    The row keeps its top-level ``mask_sample``; NeMo-RL reads the flag from
+    ``result["instance_config"]["mask_sample"]`` (nemo_rl/experience/rollouts.py,
+    ``_extract_mask_sample_flags``) and zeroes the sample's loss, so the flag is set there too.
+    """
+    if isinstance(result, dict) and result.get("mask_sample") is True:
+        instance_config = result.get("instance_config")
+        if not isinstance(instance_config, dict):
+            instance_config = {}
+        result["instance_config"] = {**instance_config, "mask_sample": True}
+    return result
+
 class _Batch:
     """The rollouts of one run_examples call. Holds no reference to the iterator."""
 
@@ -513,4 +528,16 @@ class RolloutCollectionHelper:
             result = json.loads(text)
         except ValueError as err:
             raise RolloutError(f"POST {url} (agent `{name}`) answered 200 with a body that is not JSON ({err}): {text[:300]}", reason="bad_result", url=url, agent_name=name, response_content=raw) from None
-        return result
+        failed_class = result.get("_ng_failure_class") if isinstance(result, dict) else None
+        if isinstance(failed_class, str) and failed_class:
+            # Upstream's failed row (nemo_gym/judge.py: reward 0.0 with `_ng_failure_class`) is a failure, never a reward.
+            judge = failed_class == "judge_failed"
+            raise RolloutError(
+                f"POST {url} (agent `{name}`) answered a row marked _ng_failure_class={failed_class!r}: {result.get('_ng_failure_judge_error', '')}",
+                status=status,
+                reason="judge_failed" if judge else "bad_result",
+                code="NG_ERR_JUDGE_FAILED" if judge else "NG_ERR_BAD_RESULT",
+                url=url,
+                agent_name=name,
+            )
+        return flag_masked_sample(result)

@@ -33,6 +33,7 @@ _REASON_BY_CODE = {
     "NG_ERR_MODEL_TIMEOUT": "timeout",
     "NG_ERR_MODEL_UNREACHABLE": "model_unreachable",
     "NG_ERR_VERIFY_FAILED": "verify_error",
+    "NG_ERR_JUDGE_FAILED": "judge_failed",
     "NG_ERR_SERVER_UNREACHABLE": "server_unreachable",
     "NG_ERR_CLIENT_GONE": "cancelled",
     "NG_ERR_BAD_RESULT": "bad_result",
@@ -65,7 +66,7 @@ class RolloutError(Exception):
 
     Attributes: ``status`` (the HTTP status, or None when no answer came), ``reason`` (a failure
     class: ``timeout``, ``model_unreachable`` (the agent passed on NG_ERR_MODEL_UNREACHABLE),
-    ``verify_error`` (NG_ERR_VERIFY_FAILED), ``upstream_error`` (a 502 without such a code: the model
+    ``verify_error`` (NG_ERR_VERIFY_FAILED), ``judge_failed`` (NG_ERR_JUDGE_FAILED: a verifier's LLM judge gave no verdict), ``upstream_error`` (a 502 without such a code: the model
     backend or another server behind the agent failed), ``agent_unreachable``, ``rate_limited``, ``http_5xx``,
     ``http_4xx``, ``bad_row``, ``bad_result``, …), ``code`` (the servers' ``NG_ERR_*`` code, when
     the answer carried one), ``detail`` (the answer's text), ``url``, ``agent_name``, and — on an

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { type ServerClient } from '@nemo-gym/core/client';
 import { ModelServerRefSchema } from '@nemo-gym/core/config';
 import { ConfigError } from '@nemo-gym/core/errors';
-import { ResponseCreateParamsSchema, askJudge, fullCreateParamsDump, fullResponseDump } from '@nemo-gym/core/openai';
+import { ResponseCreateParamsSchema, askJudgeForVerdict, fullCreateParamsDump, fullResponseDump, noVerdict, outputText, verdictOf } from '@nemo-gym/core/openai';
 import { ResourcesServerConfigSchema, BaseVerifyRequestSchema, defineResourcesServer, startIfMain, validationDetail, validationError } from '@nemo-gym/core/server';
 import { extractExpectedAnswer, extractLastAssistantText, extractQuestionText } from './src/extract.js';
 import { TemplateError, parseTemplate, renderTemplate, type TemplatePart } from './src/template.js';
@@ -28,6 +28,11 @@ export const EquivalenceLLMJudgeConfigSchema = ResourcesServerConfigSchema.exten
   extraction_length_threshold: z.number().int().nullable().default(120),
   check_full_generation_on_fail: z.boolean().default(true),
   reward_if_full_generation_succeeds: z.number().default(0.5),
+  /**
+   * A judge answer with neither label scores as "not equal" (upstream 818984b8e) instead of being
+   * recorded as a judge failure (NG_ERR_JUDGE_FAILED).
+   */
+  unparseable_verdict_is_wrong: z.boolean().default(false),
 });
 export type EquivalenceLLMJudgeConfig = z.output<typeof EquivalenceLLMJudgeConfigSchema>;
 
@@ -63,11 +68,9 @@ export function parseVerdict(response: { output?: unknown }, equalLabel: string,
   if (content.length === 0) return { equal: false, label: null };
   const part = content[content.length - 1] as Record<string, unknown> | null;
   const text = part && typeof part === 'object' && typeof part.text === 'string' ? part.text : '';
-  const eq = text.indexOf(equalLabel);
-  const ne = text.indexOf(notEqualLabel);
-  if (eq < 0 && ne < 0) return { equal: false, label: null };
-  if (eq >= 0 && (ne < 0 || eq < ne)) return { equal: true, label: equalLabel };
-  return { equal: false, label: notEqualLabel };
+  const equal = verdictOf(text, equalLabel, notEqualLabel);
+  if (equal === null) return { equal: false, label: null };
+  return equal ? { equal: true, label: equalLabel } : { equal: false, label: notEqualLabel };
 }
 
 async function judge(ctx: Ctx, question: string, expectedAnswer: string, generatedAnswer: string): Promise<[boolean, JudgeEvaluation]> {
@@ -85,8 +88,9 @@ async function judge(ctx: Ctx, question: string, expectedAnswer: string, generat
     input,
   });
   const name = cfg.judge_model_server.name;
-  const response = await askJudge(ctx.client, name, params, ctx.signal);
+  const response = await askJudgeForVerdict(ctx.client, name, params, ctx.signal);
   const verdict = parseVerdict(response, cfg.judge_equal_label, cfg.judge_not_equal_label);
+  if (verdict.label === null && !cfg.unparseable_verdict_is_wrong) throw noVerdict(name, [cfg.judge_equal_label, cfg.judge_not_equal_label], outputText(response));
   return [
     verdict.equal,
     {

@@ -48,7 +48,35 @@ export const InstructionFollowingConfigSchema = ResourcesServerConfigSchema.exte
     .optional(),
   /** Time limit of one verify's checks; past it every instruction counts as not followed. */
   verify_timeout_s: z.number().positive().default(60),
+  /**
+   * Also answer `reward_components`: one per instruction kind (the part of the id before `:`), and
+   * `not_all_followed`, summing to the reward (see {@link instructionComponents}). Off by default:
+   * upstream's answer has no such key.
+   */
+  reward_components: z.boolean().default(false),
 });
+
+/**
+ * The reward split by instruction kind, summing to the all-or-nothing reward as NeMo-RL requires of
+ * `reward_components` (reward == sum): each kind gets its followed instructions' share of all the
+ * instructions (its partial credit), and `not_all_followed` takes that credit back when any
+ * instruction was not followed (0 when all were). E.g. 2 keywords (1 followed) and 1 punctuation
+ * (followed): keywords 1/3, punctuation 1/3, not_all_followed -2/3, reward 0.
+ */
+export function instructionComponents(instructionIds: readonly unknown[], followList: readonly boolean[], reward: number): Record<string, number> {
+  const n = followList.length;
+  const out = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const id = instructionIds[i];
+    const kind = typeof id === 'string' && id.includes(':') ? id.slice(0, id.indexOf(':')) : String(id);
+    out.set(kind, (out.get(kind) ?? 0) + (followList[i] ? 1 / n : 0));
+  }
+  if (n === 0) return {};
+  let credit = 0;
+  for (const v of out.values()) credit += v;
+  out.set('not_all_followed', reward - credit);
+  return Object.fromEntries(out);
+}
 
 export const InstructionFollowingRunFieldsSchema = z.object({
   id: LaxInt,
@@ -130,10 +158,12 @@ export const server = defineResourcesServer({
       for (const err of result.errors.slice(0, 5)) ctx.log.warn(`instruction ${err}`);
       if (result.errors.length > 5) ctx.log.warn(`... and ${result.errors.length - 5} more instructions with errors`);
       const followAll = result.followList.length > 0 && result.followList.every((x) => x);
+      const reward = followAll ? 1.0 : 0.0;
       return {
         responses_create_params: body.responses_create_params,
         response: body.response,
-        reward: followAll ? 1.0 : 0.0,
+        reward,
+        ...(ctx.config.reward_components ? { reward_components: instructionComponents(body.instruction_id_list, result.followList, reward) } : {}),
         follow_all_instructions: followAll,
         follow_instruction_list: result.followList,
         kwargs: body.kwargs,

@@ -6,10 +6,10 @@
 import { z } from 'zod';
 import { type ServerClient } from '@nemo-gym/core/client';
 import { ModelServerRefSchema } from '@nemo-gym/core/config';
-import { ResponseCreateParamsSchema, askJudge, outputText } from '@nemo-gym/core/openai';
+import { ResponseCreateParamsSchema, askJudgeForVerdict, noVerdict, outputText } from '@nemo-gym/core/openai';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain } from '@nemo-gym/core/server';
 import { MathVerifier } from '@nemo-gym/math-verify';
-import { JUDGE_SYSTEM_MESSAGE, judgePrompt, parseVerdict } from './src/judge.js';
+import { EQUAL_LABEL, JUDGE_SYSTEM_MESSAGE, NOT_EQUAL_LABEL, judgePrompt, verdictOfResponse, verdictText } from './src/judge.js';
 
 export const MathWithJudgeConfigSchema = ResourcesServerConfigSchema.extend({
   judge_model_server: ModelServerRefSchema.optional(),
@@ -19,6 +19,11 @@ export const MathWithJudgeConfigSchema = ResourcesServerConfigSchema.extend({
   library_verifier_timeout_seconds: z.number().positive().default(10),
   /** Checker processes running library checks; 0 runs them on the event loop. */
   library_verifier_workers: z.number().int().min(0).default(2),
+  /**
+   * A judge answer with neither [[A=B]] nor [[A!=B]] scores 0 (upstream 818984b8e) instead of being
+   * recorded as a judge failure (NG_ERR_JUDGE_FAILED).
+   */
+  unparseable_verdict_is_wrong: z.boolean().default(false),
 }).superRefine((cfg, ctx) => {
   if (cfg.should_use_judge && !cfg.judge_model_server) {
     ctx.addIssue({
@@ -59,8 +64,10 @@ async function judgeOnce(ctx: Ctx, question: string, first: string, second: stri
     ],
   });
   const name = ctx.config.judge_model_server!.name;
-  const response = await askJudge(ctx.client, name, params, ctx.signal);
-  return [parseVerdict(response), { responses_create_params: params, response }];
+  const response = await askJudgeForVerdict(ctx.client, name, params, ctx.signal);
+  const verdict = verdictOfResponse(response);
+  if (verdict === null && !ctx.config.unparseable_verdict_is_wrong) throw noVerdict(name, [EQUAL_LABEL, NOT_EQUAL_LABEL], verdictText(response) ?? outputText(response));
+  return [verdict === true, { responses_create_params: params, response }];
 }
 
 /** Both-order judge check: A = (expected, generated), then B = (generated, expected) only if A says equal. */

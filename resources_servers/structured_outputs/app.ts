@@ -15,7 +15,22 @@ export const StructuredOutputsConfigSchema = ResourcesServerConfigSchema.extend(
   num_workers: z.number().int().positive().default(2),
   /** Time limit for one validation, in milliseconds (a pathological `pattern` cannot hang the server). */
   validation_timeout_ms: z.number().int().positive().default(10_000),
+  /**
+   * Also answer `reward_components` (see {@link schemaComponents}), summing to the reward. Off by
+   * default: upstream's answer has no such key.
+   */
+  reward_components: z.boolean().default(false),
 });
+
+/**
+ * The reward split into JSON syntax and schema conformance, summing to the reward as NeMo-RL requires
+ * of `reward_components`: `json_syntax` is 1 when the answer is JSON, `schema_conformance` -1 when
+ * that JSON breaks the schema (0 otherwise). The content of the values is not judged here.
+ */
+export function schemaComponents(result: ScoreResult): Record<string, number> {
+  const parsed = result.reward === 1 || result.stage === 'validation_error' ? 1 : 0;
+  return { json_syntax: parsed, schema_conformance: result.reward - parsed };
+}
 
 export const SCHEMA_TYPES = ['json'] as const;
 
@@ -64,7 +79,12 @@ export const server = defineResourcesServer({
       if (result.stage === 'unsupported') {
         throw validationError(validationDetail('value_error', ['schema_str'], `the schema cannot be checked here: ${result.message}`, null));
       }
-      const out = { responses_create_params: body.responses_create_params, response: body.response, reward: result.reward };
+      const out = {
+        responses_create_params: body.responses_create_params,
+        response: body.response,
+        reward: result.reward,
+        ...(ctx.config.reward_components ? { reward_components: schemaComponents(result) } : {}),
+      };
       // an error (not a verdict on the answer) is reported with the 0.0 it scores
       return result.error === undefined ? out : { ...out, error_message: result.error };
     },

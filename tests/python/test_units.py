@@ -67,6 +67,12 @@ class Fake(BaseHTTPRequestHandler):
             return
         if kind == "err":
             return self._send(500, {"detail": "the verifier failed", "code": "NG_ERR_INTERNAL"})
+        if kind == "masked":
+            return self._send(200, {"reward": 1.0, "mask_sample": True, "failure_reason": "capture_incomplete", "instance_config": {"seed": 3}})
+        if kind == "upstream_judge":
+            return self._send(200, {"reward": 0.0, "_ng_failure_class": "judge_failed", "_ng_failure_judge_error": "TimeoutError: judge"})
+        if kind == "judge":
+            return self._send(502, {"detail": "the judge gave no verdict", "code": "NG_ERR_JUDGE_FAILED", "verify_request": {"response": {}}})
         self._send(200, {"reward": 1.0, "echo": row.get("i")}, chunked=kind == "chunked")
 
 
@@ -102,6 +108,33 @@ class Units(unittest.TestCase):
         self.assertEqual(failure_reason(422, "NG_ERR_VERIFY_FAILED"), "verify_error")
         self.assertEqual(failure_reason(502, None), "upstream_error")
         self.assertEqual(failure_reason(500, "NG_ERR_SOMETHING_ELSE"), "http_5xx")
+        self.assertEqual(failure_reason(502, "NG_ERR_JUDGE_FAILED"), "judge_failed")
+
+    def test_masked_sample_and_judge_failure_reach_the_trainer(self):
+        # A masked sample comes back as a result with the flag where NeMo-RL reads it
+        # (instance_config.mask_sample, nemo_rl/experience/rollouts.py); a judge failure is an exception.
+        async def run():
+            out = []
+            for task in RolloutCollectionHelper().run_examples([{"agent_ref": {"name": "agent"}, "kind": k} for k in ("masked", "judge", "plain", "upstream_judge")], self.head):
+                try:
+                    out.append(await task)
+                except Exception as err:
+                    out.append(err)
+            return out
+
+        out = asyncio.run(run())
+        results = {row["kind"]: res for row, res in (o for o in out if not isinstance(o, Exception))}
+        self.assertEqual(results["masked"]["mask_sample"], True)
+        self.assertEqual(results["masked"]["failure_reason"], "capture_incomplete")
+        self.assertEqual(results["masked"]["instance_config"], {"seed": 3, "mask_sample": True})
+        self.assertNotIn("instance_config", results["plain"])
+        errors = [o for o in out if isinstance(o, Exception)]
+        self.assertEqual(len(errors), 2)
+        http = [e for e in errors if isinstance(e, RolloutHTTPError)]
+        self.assertEqual([(e.reason, e.code, e.status) for e in http], [("judge_failed", "NG_ERR_JUDGE_FAILED", 502)])
+        # Upstream's failed row (200, reward 0.0, _ng_failure_class) raises too: never a reward.
+        row_failure = [e for e in errors if not isinstance(e, RolloutHTTPError)]
+        self.assertEqual([(e.reason, e.code) for e in row_failure], [("judge_failed", "NG_ERR_JUDGE_FAILED")])
 
     @classmethod
     def setUpClass(cls):

@@ -13,6 +13,7 @@
  * written atomically: an error, Ctrl-C or `kill -9` leaves it as it was.
  */
 import { checkInputFile, checkOutputFile, commandLock } from '@nemo-gym/core/files';
+import { isMasked, rewardComponentsOf } from '@nemo-gym/core/rollouts';
 import { rolloutToChat, splitAtFirstAssistant, type ChatConversation } from './chat.js';
 import { JsonlSink } from './jsonl.js';
 import { ParquetSink, type ParquetColumns } from './parquet.js';
@@ -29,8 +30,28 @@ import {
   sftRecord,
   type ExportFormat,
   type PreferencePair,
+  type RewardComponents,
   type Trainer,
 } from './trainers.js';
+
+/** Why a masked sample is left out (shown with its count by ng-export). */
+export const MASKED_REASON = 'masked samples (mask_sample: true; kept in the rollouts, never trained on)';
+
+/** A row's reward components as a plain record, or null. */
+function componentsOf(row: Json): RewardComponents {
+  const c = rewardComponentsOf(row);
+  return c ? Object.fromEntries(c) : null;
+}
+
+/** The names of the reward components of the rows a Parquet file will hold (its columns), sorted. */
+async function componentNames(input: string): Promise<string[]> {
+  const names = new Set<string>();
+  for await (const { row } of readRows(input)) {
+    if (!row || isMasked(row)) continue;
+    for (const n of rewardComponentsOf(row)?.keys() ?? []) names.add(n);
+  }
+  return [...names].sort();
+}
 
 export type FileFormat = 'jsonl' | 'parquet';
 
@@ -78,17 +99,19 @@ interface Sink {
   rows: number;
 }
 
-function openSink(opts: ExportOptions, fileFormat: FileFormat): Sink {
+async function openSink(opts: ExportOptions, fileFormat: FileFormat): Promise<Sink> {
   if (fileFormat === 'jsonl') return new JsonlSink(opts.output);
   let columns: ParquetColumns;
   let shape: (r: Json) => Json = (r) => r;
+  // A Parquet file's columns are fixed up front: the component names are read first.
+  const components = opts.format === 'dpo' ? [] : await componentNames(opts.input);
   if (opts.format === 'sft') {
-    columns = sftColumns(opts.trainer);
+    columns = sftColumns(opts.trainer, components);
     shape = sftForParquet;
   } else if (opts.format === 'dpo') {
     columns = dpoColumns(opts.trainer);
     shape = dpoForParquet;
-  } else columns = rlColumns(opts.trainer);
+  } else columns = rlColumns(opts.trainer, components);
   const sink = new ParquetSink(opts.output, columns, opts.parquetRowGroup);
   return {
     write: (r) => sink.write(shape(r)),
@@ -128,7 +151,7 @@ async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
   const fileFormat = fileFormatOf(opts.output, opts.fileFormat);
   const skipped = new Tally();
   const unusable = new Tally();
-  const sink = openSink(opts, fileFormat);
+  const sink = await openSink(opts, fileFormat);
   let rowsRead = 0;
   const best = new Map<number, Candidate>();
   const worst = new Map<number, Candidate>();
@@ -138,6 +161,11 @@ async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
       rowsRead++;
       if (!row) {
         unusable.add(problem!, lineNo);
+        continue;
+      }
+      // Every format leaves a masked sample out (the agent or verifier could not vouch for it).
+      if (isMasked(row)) {
+        skipped.add(MASKED_REASON, lineNo);
         continue;
       }
       const reward = rewardOf(row);
@@ -155,7 +183,7 @@ async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
           else unusable.add(`with inconsistent token ids: ${(err as Error).message.replace(/ \([^()]*\)$/, '')}`, lineNo);
           continue;
         }
-        await sink.write(rlRecord(seq, reward, ids, opts.trainer));
+        await sink.write(rlRecord(seq, reward, ids, opts.trainer, componentsOf(row)));
         continue;
       }
       const chat = rolloutToChat(row);
@@ -168,7 +196,7 @@ async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
           skipped.add(`below +min_reward=${opts.minReward}`, lineNo);
           continue;
         }
-        await sink.write(sftRecord(chat, reward, ids, opts.trainer));
+        await sink.write(sftRecord(chat, reward, ids, opts.trainer, componentsOf(row)));
         continue;
       }
       // dpo

@@ -10,10 +10,11 @@
  * The output and `<stem>_failures.jsonl` are written atomically (core/files); a run without
  * failures removes an earlier run's failures file, so what is beside the output is this run's.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { ServerClient } from '@nemo-gym/core/client';
 import { checkInputFile, checkOutputFile, commandLock, writeFileAtomic, type FileRef } from '@nemo-gym/core/files';
 import { BadRowError, UsageError, type NgError } from '@nemo-gym/core/errors';
+import { sidecarPath } from '@nemo-gym/core/rollouts';
 import { JsonlSink } from './jsonl.js';
 import { isObject, readRows, rewardOf, Tally, type Json } from './rows.js';
 
@@ -50,6 +51,12 @@ export interface ReverifyOptions {
   writeSummary?: boolean;
   /** Take the output's lock as this command (e.g. `ng-reverify`): a second writer of the output is refused. */
   lock?: string;
+  /**
+   * Score only the rollouts whose failure was `judge_failed` (from the collector's
+   * `<input stem>_failures.jsonl`, each with the `verify_request` it recorded): the input's rows are
+   * copied to the output as they are, followed by the newly scored ones; nothing else is sent.
+   */
+  judgeFailedOnly?: boolean;
 }
 
 export interface ReverifySummary {
@@ -166,8 +173,44 @@ function fmt(x: number): string {
   return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
 }
 
+/** The collector's failures file beside a rollouts file (where judge failures are recorded). */
+export function collectorFailuresOf(input: string): string {
+  return sidecarPath(input, 'failures.jsonl');
+}
+
+/**
+ * The rows of a `+judge_failed_only` run: the input's rows are written to `out` as they are (their
+ * keys kept in `done`), then each judge failure of the collector's failures file that is not in the
+ * input is given once, as the /verify request it recorded with its task and rollout index.
+ */
+async function* judgeFailureRows(input: string, out: JsonlSink, failuresFile: string): AsyncGenerator<{ lineNo: number; row?: Json; problem?: string }> {
+  const done = new Set<string>();
+  const key = (r: Json) => `${String(r._ng_task_index)}/${String(r._ng_rollout_index)}`;
+  for await (const { row } of readRows(input)) {
+    if (!row) continue;
+    await out.write(row);
+    done.add(key(row));
+  }
+  for await (const { lineNo, row, problem } of readRows(failuresFile)) {
+    if (!row) {
+      yield { lineNo, problem };
+      continue;
+    }
+    if (row.reason_class !== 'judge_failed' || done.has(key(row))) continue;
+    done.add(key(row));
+    const request = isObject(row.verify_request) ? row.verify_request : {};
+    yield { lineNo, row: { ...request, _ng_task_index: row._ng_task_index, _ng_rollout_index: row._ng_rollout_index } };
+  }
+}
+
 export async function reverify(opts: ReverifyOptions): Promise<ReverifySummary> {
   checkReverifyFiles(opts, opts.inputFlag);
+  if (opts.judgeFailedOnly && !existsSync(collectorFailuresOf(opts.input))) {
+    throw new UsageError(
+      `+judge_failed_only=true re-scores the judge failures recorded in ${collectorFailuresOf(opts.input)}, and there is no such file: ` +
+        'no rollout of that collection failed (or +input is not a file ng-collect-rollouts wrote).',
+    );
+  }
   const lock = commandLock(opts.output, opts.lock);
   try {
     return await reverifyChecked(opts);
@@ -214,6 +257,11 @@ async function reverifyChecked(opts: ReverifyOptions): Promise<ReverifySummary> 
     const after = rewardOf(answer)!;
     const newRow: Json = { ...answer };
     for (const k of COLLECTOR_KEYS) if (row[k] !== undefined) newRow[k] = row[k];
+    // A sample the agent masked (its capture, its sandbox) stays masked: /verify cannot vouch for it.
+    if (row.mask_sample === true && !Object.hasOwn(answer, 'mask_sample')) {
+      newRow.mask_sample = true;
+      if (row.failure_reason !== undefined) newRow.failure_reason = row.failure_reason;
+    }
     await out.write(newRow);
     s.sumAfter += after;
     s.nAfter++;
@@ -234,7 +282,8 @@ async function reverifyChecked(opts: ReverifyOptions): Promise<ReverifySummary> 
   };
 
   try {
-    for await (const { lineNo, row, problem } of readRows(opts.input)) {
+    const rows = opts.judgeFailedOnly ? judgeFailureRows(opts.input, out, collectorFailuresOf(opts.input)) : readRows(opts.input);
+    for await (const { lineNo, row, problem } of rows) {
       if (!row) {
         unreadable.add(problem!, lineNo);
         continue;

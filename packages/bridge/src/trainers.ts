@@ -18,6 +18,12 @@ export interface RolloutIds {
   _ng_rollout_index: number | null;
 }
 
+/** A rollout's named reward components (`reward_components` of its /verify answer), or null. */
+export type RewardComponents = Record<string, number> | null;
+
+/** The Parquet struct of the components seen in a file (every name a nullable double). */
+const componentsStruct = (names: readonly string[]) => struct(names.map((n) => [n, DOUBLE]));
+
 const TOOL_CALL = struct([
   ['id', STRING],
   ['type', STRING],
@@ -44,17 +50,20 @@ function messagesForParquet(messages: Json[]): Json[] {
 
 // ---- SFT --------------------------------------------------------------------------------------
 
-export function sftRecord(chat: ChatConversation, reward: number | undefined, ids: RolloutIds, trainer: Trainer | undefined): Json {
+export function sftRecord(chat: ChatConversation, reward: number | undefined, ids: RolloutIds, trainer: Trainer | undefined, components: RewardComponents = null): Json {
   // NeMo-RL (OpenAIFormatDataset: chat_key "messages", tool_key "tools") and VeRL
   // (MultiTurnSFTDataset: multiturn.messages_key "messages", multiturn.tools_key "tools") read
   // the OpenAI chat layout as it is; OpenRLHF's SFTDataset reads the whole conversation from
   // --input_key with --multiturn --apply_chat_template.
   const key = trainer === 'openrlhf' ? 'input' : 'messages';
-  return { [key]: chat.messages, tools: chat.tools, reward: reward ?? null, ...ids };
+  // No trainer's SFT loader reads reward components; they ride along beside the reward.
+  return { [key]: chat.messages, tools: chat.tools, reward: reward ?? null, ...(components ? { reward_components: components } : {}), ...ids };
 }
 
-export function sftColumns(trainer: Trainer | undefined): ParquetColumns {
-  return [[trainer === 'openrlhf' ? 'input' : 'messages', MESSAGES], ['tools', STRING], ['reward', DOUBLE], ...IDS];
+/** `components`: the names of the reward components in the file (a column only when there are some). */
+export function sftColumns(trainer: Trainer | undefined, components: readonly string[] = []): ParquetColumns {
+  const extra: ParquetColumns = components.length ? [['reward_components', componentsStruct(components)]] : [];
+  return [[trainer === 'openrlhf' ? 'input' : 'messages', MESSAGES], ['tools', STRING], ['reward', DOUBLE], ...extra, ...IDS];
 }
 
 // ---- DPO --------------------------------------------------------------------------------------
@@ -127,8 +136,9 @@ export function sftForParquet(record: Json): Json {
 
 // ---- RL ---------------------------------------------------------------------------------------
 
-export function rlRecord(seq: TokenSequence, reward: number | undefined, ids: RolloutIds, trainer: Trainer | undefined): Json {
+export function rlRecord(seq: TokenSequence, reward: number | undefined, ids: RolloutIds, trainer: Trainer | undefined, components: RewardComponents = null): Json {
   const r = reward ?? null;
+  const c = components ? { reward_components: components } : {};
   switch (trainer) {
     case 'nemo_rl':
       // NeMo-RL's message_log, as nemo_rl/environments/nemo_gym.py builds it from these rows:
@@ -140,6 +150,9 @@ export function rlRecord(seq: TokenSequence, reward: number | undefined, ids: Ro
           { role: 'assistant', token_ids: t.generation, generation_logprobs: t.logprobs },
         ]),
         reward: r,
+        // NeMo-RL's batch keys for reward components (build_reward_component_columns in
+        // nemo_rl/environments/nemo_gym.py: `reward/<name>`, what GDPO reads).
+        ...(components ? Object.fromEntries(Object.entries(components).map(([n, v]) => [`reward/${n}`, v])) : {}),
         ...ids,
       };
     case 'verl':
@@ -152,20 +165,31 @@ export function rlRecord(seq: TokenSequence, reward: number | undefined, ids: Ro
         response_logprobs: seq.logprobs.slice(seq.prompt_length),
         reward_score: r,
         num_turns: seq.turns.length,
+        // VeRL has no key for named components: reward extras go to extra_fields.reward_extra_info
+        // (what its reward loop sets, verl/experimental/agent_loop/agent_loop.py).
+        ...(components ? { extra_fields: { reward_extra_info: components } } : {}),
         ...ids,
       };
     case 'openrlhf':
       // OpenRLHF's Experience (openrlhf/trainer/ppo_utils/experience_maker.py).
-      return { sequences: seq.input_ids, action_mask: seq.loss_mask, rollout_log_probs: seq.logprobs, rewards: r, ...ids };
+      // OpenRLHF's Experience has no key for named components either; they ride along.
+      return { sequences: seq.input_ids, action_mask: seq.loss_mask, rollout_log_probs: seq.logprobs, rewards: r, ...c, ...ids };
     default:
-      return { input_ids: seq.input_ids, loss_mask: seq.loss_mask, logprobs: seq.logprobs, reward: r, ...ids };
+      return { input_ids: seq.input_ids, loss_mask: seq.loss_mask, logprobs: seq.logprobs, reward: r, ...c, ...ids };
   }
 }
 
-export function rlColumns(trainer: Trainer | undefined): ParquetColumns {
+/** `components`: the names of the reward components in the file (columns only when there are some). */
+export function rlColumns(trainer: Trainer | undefined, components: readonly string[] = []): ParquetColumns {
+  const extra: ParquetColumns = components.length ? [['reward_components', componentsStruct(components)]] : [];
   switch (trainer) {
     case 'nemo_rl':
-      return [['message_log', listOf(struct([['role', STRING], ['token_ids', listOf(INT32)], ['generation_logprobs', listOf(DOUBLE)]]))], ['reward', DOUBLE], ...IDS];
+      return [
+        ['message_log', listOf(struct([['role', STRING], ['token_ids', listOf(INT32)], ['generation_logprobs', listOf(DOUBLE)]]))],
+        ['reward', DOUBLE],
+        ...components.map((n): [string, typeof DOUBLE] => [`reward/${n}`, DOUBLE]),
+        ...IDS,
+      ];
     case 'verl':
       return [
         ['prompt_ids', listOf(INT32)],
@@ -174,11 +198,12 @@ export function rlColumns(trainer: Trainer | undefined): ParquetColumns {
         ['response_logprobs', listOf(DOUBLE)],
         ['reward_score', DOUBLE],
         ['num_turns', INT32],
+        ...(components.length ? ([['extra_fields', struct([['reward_extra_info', componentsStruct(components)]])]] as ParquetColumns) : []),
         ...IDS,
       ];
     case 'openrlhf':
-      return [['sequences', listOf(INT32)], ['action_mask', listOf(INT32)], ['rollout_log_probs', listOf(DOUBLE)], ['rewards', DOUBLE], ...IDS];
+      return [['sequences', listOf(INT32)], ['action_mask', listOf(INT32)], ['rollout_log_probs', listOf(DOUBLE)], ['rewards', DOUBLE], ...extra, ...IDS];
     default:
-      return [['input_ids', listOf(INT32)], ['loss_mask', listOf(INT32)], ['logprobs', listOf(DOUBLE)], ['reward', DOUBLE], ...IDS];
+      return [['input_ids', listOf(INT32)], ['loss_mask', listOf(INT32)], ['logprobs', listOf(DOUBLE)], ['reward', DOUBLE], ...extra, ...IDS];
   }
 }

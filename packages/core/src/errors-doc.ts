@@ -62,6 +62,10 @@ export const CORE_ERROR_DOCS: readonly { readonly title: string; readonly codes:
         meaning: 'A resources server\'s `/verify` answered an error to the agent that asked it (a bad verify request, a verifier that failed). The agent answers `/run` with this code (unless the failure behind it was a model timeout or an unreachable model, whose codes it keeps), and the collector records the rollout as a `verify error`, never as reward 0.',
         fix: 'Read the detail: it holds the resources server\'s answer; look at that server\'s log.',
       },
+      NG_ERR_JUDGE_FAILED: {
+        meaning: 'A verifier asked an LLM judge and got no verdict: the judge model server answered an HTTP error, timed out, or answered with no parseable verdict label. That is not a wrong answer: `/verify` answers 502 with this code (and the agent passes the verify request on beside it), and the collector records the rollout as `judge failed` in `<output>_failures.jsonl`, never as reward 0.',
+        fix: 'Look at the judge model server (its log, its backend, its rate limits). Once it answers again, re-score just these rollouts without calling the policy model: `ng-reverify +input=<rollouts> +output=<new file> +judge_failed_only=true +resources_server=<name>`. A server whose recorded rewards counted an unparseable verdict as wrong (upstream 818984b8e) keeps that with `unparseable_verdict_is_wrong: true`.',
+      },
       NG_ERR_BAD_JSON: {
         meaning: 'A server answered with a body that is not JSON where JSON was expected.',
         fix: 'The message shows the start of the body: usually a proxy\'s HTML error page or a server that crashed mid-answer. Check the URL and the server\'s logs.',

@@ -67,6 +67,7 @@ export const ERRORS = {
   NG_ERR_MODEL_UNREACHABLE: { message: '%s' },
   NG_ERR_MODEL_TIMEOUT: { message: '%s' },
   NG_ERR_VERIFY_FAILED: { message: '%s' },
+  NG_ERR_JUDGE_FAILED: { message: '%s', status: 502 },
   NG_ERR_BAD_JSON: { message: '%s answered HTTP %s with a body that is not JSON: %s' },
   NG_ERR_UNKNOWN_SERVER: { message: '%s' },
   NG_ERR_HEAD_SERVER: { message: 'Could not connect to the head server at %s (%s). Start the servers first with `pnpm ng-run "+config_paths=[...]"`, or pass +head_server.port=<port> if it runs on another port.' },
@@ -256,11 +257,14 @@ export class HttpError extends NgError {
   readonly detail: unknown;
   /** Headers sent with the answer (e.g. `retry-after` on a 429/503). */
   readonly headers: Record<string, string> | undefined;
-  constructor(status: number, detail: unknown, headers?: Record<string, string>, code?: NgCode) {
+  /** Fields the answer carries beside `detail` and `code` (e.g. the `verify_request` of a judge failure). */
+  readonly extra: Record<string, unknown> | undefined;
+  constructor(status: number, detail: unknown, headers?: Record<string, string>, code?: NgCode, extra?: Record<string, unknown>) {
     super('NG_ERR_HTTP', typeof detail === 'string' ? detail : JSON.stringify(detail), { code });
     this.status = status;
     this.detail = typeof detail === 'string' ? this.message : detail;
     this.headers = headers;
+    this.extra = extra;
   }
 }
 

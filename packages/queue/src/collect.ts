@@ -229,10 +229,20 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
   };
   const timer = opts.onProgress ? setInterval(() => opts.onProgress!(progress()), 1000) : null;
 
-  const failure = (key: string, t: number, r: number, line: number, agent: string | null, cls: FailureClass, attempt: Omit<AttemptRecord, 'attempt'>) => {
+  const failure = (
+    key: string,
+    t: number,
+    r: number,
+    line: number,
+    agent: string | null,
+    cls: FailureClass,
+    attempt: Omit<AttemptRecord, 'attempt'>,
+    verifyRequest?: Record<string, unknown>,
+  ) => {
     const history = [...(resume.history.get(key) ?? [])];
     history.push({ attempt: history.length + 1, ...attempt });
-    return sink.failure({ _ng_task_index: t, _ng_rollout_index: r, line, agent, attempts: history.length, reason: attempt.reason, status: attempt.status, reason_class: cls, history });
+    const extra = verifyRequest ? { verify_request: verifyRequest } : {};
+    return sink.failure({ _ng_task_index: t, _ng_rollout_index: r, line, agent, attempts: history.length, reason: attempt.reason, status: attempt.status, reason_class: cls, history, ...extra });
   };
 
   /** Keys of group members recorded as failed (their results were held, not written): the next run may enqueue them again. */
@@ -462,7 +472,8 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
             const cls = (rec.reason_class && Object.hasOwn(FAILURE_LABELS, rec.reason_class) ? rec.reason_class : rec.status !== null ? classifyAnswer(rec.status, rec.code) : 'other') as FailureClass;
             const reason = `${rec.reason} (worker ${entry.worker})`;
             tracker.failure(cls, reason);
-            writes.push(failure(rec.key, t, r, rec.line, rec.agent, cls, { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts }));
+            const attempt = { started_at: rec.started_at, reason, status: rec.status, delivered: rec.delivered, http_attempts: rec.http_attempts };
+            writes.push(failure(rec.key, t, r, rec.line, rec.agent, cls, attempt, rec.verify_request));
             if (rec.agent !== null && groups.grouped(rec.agent)) groups.failed(t, r, rec.agent);
           }
         }

@@ -68,6 +68,8 @@ export type QueueRecord =
       delivered: 'no' | 'yes' | 'maybe';
       http_attempts: number;
       started_at: string;
+      /** A judge failure: the /verify request, for ng-reverify +judge_failed_only=true. */
+      verify_request?: Record<string, unknown>;
     };
 
 export const jobsKey = (queue: string) => `ng:q:${queue}:jobs`;

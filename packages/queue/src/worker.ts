@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import { BadResultError, NgError, ServerResponseError, describeError } from '@nemo-gym/core/errors';
 import { QueueError } from './errors.js';
 import { nextRetryDelay, requestFailure, retryPolicy, sleep, type RetryPolicy, type ServerClient } from '@nemo-gym/core/client';
-import { classifyFailure, delivery, metricsDigest, taggedLine } from '@nemo-gym/core/rollouts';
+import { classifyFailure, delivery, failedRowError, judgeFailureRequest, metricsDigest, taggedLine } from '@nemo-gym/core/rollouts';
 import {
   checkRedis,
   complete,
@@ -129,6 +129,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
     const t0 = performance.now();
     let httpAttempts = 1;
     let finished: Finished;
+    let failedRow: Record<string, unknown> | undefined;
     try {
       const res = await opts.client.post(job.agent, '/run', job.body, runRetry ? { retry: runRetry } : {});
       httpAttempts = res.attempts;
@@ -136,24 +137,33 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerSummary> {
       const result = res.json<unknown>();
       if (result === null || typeof result !== 'object' || Array.isArray(result)) throw new BadResultError(job.agent, JSON.stringify(result).slice(0, 200));
       const row = result as Record<string, unknown>;
+      // Upstream's failed row (a judge failure answered as a 200 row) is a failure, never a reward.
+      const rowFailure = failedRowError(row);
+      if (rowFailure) {
+        failedRow = row;
+        throw rowFailure;
+      }
       const text = taggedLine(res.text, row, job.taskIndex, job.rolloutIndex, job.agent);
       finished = { id, run: job.run, record: { kind: 'result', key: job.key, agent: job.agent, metrics: metricsDigest(row), ms: Math.round((performance.now() - t0) * 100) / 100 }, text };
       summary.done++;
     } catch (err) {
       const f = requestFailure(err);
       if (f) httpAttempts = f.attempts;
+      const cls = classifyFailure(err);
+      const verifyRequest = judgeFailureRequest(cls, err, failedRow);
       const record: QueueRecord = {
         kind: 'failure',
         key: job.key,
         agent: job.agent,
         line: job.line,
         reason: describeError(err),
-        reason_class: classifyFailure(err),
+        reason_class: cls,
         status: err instanceof ServerResponseError ? err.status : null,
         ...(err instanceof NgError ? { code: err.code } : {}),
         delivered: delivery(err),
         http_attempts: httpAttempts,
         started_at: new Date(startedAt).toISOString(),
+        ...(verifyRequest ? { verify_request: verifyRequest } : {}),
       };
       finished = { id, run: job.run, record };
       summary.failed++;

@@ -89,11 +89,20 @@ describe('verify (upstream test_app cases)', () => {
   });
 
   it('no label in the judge output: 0.0 and no verdict label; empty question', async () => {
+    // The anchor's scoring (upstream 818984b8e): a judge answer without a verdict counts as "not equal".
+    const anchor = await build({ unparseable_verdict_is_wrong: true });
     judge.reply(judgeSays('no label present'));
-    const r = await verify(app, request('It is 2.', '2', {}, []));
+    const r = await verify(anchor, request('It is 2.', '2', {}, []));
     expect(r.body.reward).toBe(0.0);
     expect(r.body.judge_evaluations[0].verdict_label).toBeNull();
     expect(judge.prompt(0)).toBe(fill('', '2', 'It is 2.'));
+  });
+
+  it('no label in the judge output by default: a judge failure (502 NG_ERR_JUDGE_FAILED), not a reward', async () => {
+    judge.reply(judgeSays('no label present'));
+    const r = await verify(app, request('It is 2.', '2'));
+    expect([r.status, r.body.code, r.body.reward]).toEqual([502, 'NG_ERR_JUDGE_FAILED', undefined]);
+    expect(r.body.detail).toContain('without a verdict');
   });
 
   it('swap check failing gives reward_if_swap_fails', async () => {

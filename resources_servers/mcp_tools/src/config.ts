@@ -67,6 +67,8 @@ const JudgeVerifySchema = z
     success_label: z.string().default('[[YES]]'),
     failure_label: z.string().default('[[NO]]'),
     responses_create_params: z.record(z.string(), z.unknown()).default({}),
+    /** A judge answer with neither label scores 0 instead of being recorded as a judge failure (NG_ERR_JUDGE_FAILED). */
+    unparseable_verdict_is_wrong: z.boolean().default(false),
   })
   .strict();
 

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { ServerClient } from '@nemo-gym/core/client';
 import { repoRoot } from '@nemo-gym/core/config';
 import { HttpError, ServerDefinitionError } from '@nemo-gym/core/errors';
-import { askJudge, outputText } from '@nemo-gym/core/openai';
+import { askJudgeForVerdict, noVerdict, outputText, verdictOf } from '@nemo-gym/core/openai';
 import type { CallOutcome } from './connection.js';
 import type { VerifyConfig } from './config.js';
 
@@ -91,12 +91,11 @@ export async function makeVerifier(cfg: VerifyConfig, client: ServerClient, serv
           .replaceAll('{question}', lastUserText(row.responses_create_params))
           .replaceAll('{expected_answer}', typeof expected === 'string' ? expected : JSON.stringify(expected ?? ''))
           .replaceAll('{generated_answer}', outputText(row.response as Json));
-        const answer = await askJudge(client, cfg.model_server.name, { ...cfg.responses_create_params, input: [{ role: 'user', content: prompt }] }, signal);
+        const answer = await askJudgeForVerdict(client, cfg.model_server.name, { ...cfg.responses_create_params, input: [{ role: 'user', content: prompt }] }, signal);
         const verdict = outputText(answer as Json);
-        const yes = verdict.indexOf(cfg.success_label);
-        const no = verdict.indexOf(cfg.failure_label);
-        const reward = yes !== -1 && (no === -1 || yes < no) ? 1 : 0;
-        return { reward, extra: { judge_output: verdict } };
+        const yes = verdictOf(verdict, cfg.success_label, cfg.failure_label);
+        if (yes === null && !cfg.unparseable_verdict_is_wrong) throw noVerdict(cfg.model_server.name, [cfg.success_label, cfg.failure_label], verdict);
+        return { reward: yes === true ? 1 : 0, extra: { judge_output: verdict } };
       },
     };
   }

@@ -261,6 +261,31 @@ describe('verify by an LLM judge', () => {
       await judge.close();
     }
   });
+
+  it('a judge that errs or answers without a label is a judge failure (NG_ERR_JUDGE_FAILED), not reward 0, unless unparseable_verdict_is_wrong', async () => {
+    const judge = await startStubServer({
+      '/v1/responses': (req) => {
+        const prompt = req.body.input[0].content as string;
+        if (prompt.includes('Candidate answer:\nerr')) return { status: 500, json: { detail: 'judge down' } };
+        return { json: textResponse('Hard to say.') };
+      },
+    });
+    try {
+      const globalConfig = { ...globalConfigFor({ judge: { kind: 'responses_api_models', impl: 'stub', port: judge.port } }), http_retry_max_attempts: 1 };
+      const verify = (extra: Record<string, unknown> = {}) => ({ type: 'judge', model_server: { type: 'responses_api_models', name: 'judge' }, ...extra });
+      const strict = await start({ mcp_servers: { remote: { url: `${(await shout()).url}/mcp` } }, verify: verify() }, globalConfig);
+      const anchor = await start({ mcp_servers: { remote: { url: `${(await shout()).url}/mcp` } }, verify: verify({ unparseable_verdict_is_wrong: true }) }, globalConfig);
+      const row = (text: string) => ({ responses_create_params: { input: [{ role: 'user', content: 'Capital of France?' }] }, response: textResponse(text), expected_output: 'Paris' });
+      for (const text of ['err', 'Lyon']) {
+        const r = await strict.post('/verify', row(text));
+        expect([r.status, r.json.code, r.json.reward]).toEqual([502, 'NG_ERR_JUDGE_FAILED', undefined]);
+      }
+      expect((await anchor.post('/verify', row('Lyon'))).json.reward).toBe(0);
+      expect((await anchor.post('/verify', row('err'))).json.code).toBe('NG_ERR_JUDGE_FAILED');
+    } finally {
+      await judge.close();
+    }
+  });
 });
 
 describe('example data', () => {

@@ -39,10 +39,20 @@ const num = (x: unknown, digits = 3) => (typeof x === 'number' ? Number(x.toFixe
 /** The metrics as a short table (the full set is in `_metrics.json`). */
 export function metricsTable(m: Record<string, any>, summary: Pick<CollectSummary, 'written' | 'failed' | 'skipped' | 'failuresByReason'>): string {
   const rows: [string, string][] = [];
-  rows.push(['rollouts', `${m.rows ?? 0} in the output (${summary.written} new, ${summary.skipped} from earlier runs), ${summary.failed} failed`]);
+  const masked = m.masked as { count: number; by_reason: Record<string, number> } | undefined;
+  rows.push(['rollouts', `${(m.rows ?? 0) + (masked?.count ?? 0)} in the output (${summary.written} new, ${summary.skipped} from earlier runs), ${summary.failed} failed`]);
+  if (masked) {
+    const why = Object.entries(masked.by_reason).slice(0, 4).map(([r, n]) => `${r} ${n}`).join(', ');
+    rows.push(['masked', `${masked.count} (in the output, flagged mask_sample; not in the means): ${why}`]);
+  }
   const mean = (m.mean ?? {}) as Record<string, number>;
   const passK = Object.keys(m).filter((k) => /^(pass|mean)@\d+$/.test(k));
   rows.push(['reward', `mean ${num(mean.reward)}${passK.map((k) => `  ${k} ${num(m[k])}`).join('')}`]);
+  const components = Object.entries((m.reward_components ?? {}) as Record<string, Record<string, number>>);
+  if (components.length) {
+    const shown = components.slice(0, 6).map(([name, c]) => `${name} ${num(c.mean)}${Object.keys(c).filter((k) => /^pass@\d+$/.test(k)).map((k) => ` ${k} ${num(c[k])}`).join('')}`);
+    rows.push(['components', `${shown.join('  ')}${components.length > 6 ? `  (+${components.length - 6} more)` : ''}`]);
+  }
   const others = Object.keys(mean).filter((k) => k !== 'reward').slice(0, 6);
   if (others.length) rows.push(['other means', others.map((k) => `${k} ${num(mean[k])}`).join('  ')]);
   if (m.tasks) {

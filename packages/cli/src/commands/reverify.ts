@@ -68,6 +68,11 @@ export const reverifyCommand: CommandSpec = {
     { name: 'tasks', type: 'str', description: 'the task rows the rollouts came from (the collector input); fills task fields the rollout rows lack' },
     { name: 'num_samples_in_parallel', type: 'int', description: '/verify requests in flight at once (default 32)' },
     { name: 'tolerance', type: 'float', description: 'rewards closer than this count as unchanged (default 1e-9)' },
+    {
+      name: 'judge_failed_only',
+      type: 'bool',
+      description: "score only the rollouts whose judge failed (recorded in the input's _failures.jsonl with their verify request); the input's rows are copied as they are",
+    },
   ],
   main: async (config) => {
     const target = verifyTarget(config, 'reverify', true)!;
@@ -81,6 +86,7 @@ export const reverifyCommand: CommandSpec = {
       tolerance: numberFlag(config.tolerance, 'tolerance'),
       writeSummary: true,
       lock: 'ng-reverify',
+      judgeFailedOnly: config.judge_failed_only === true,
     });
     const summaryPath = reverifyPaths(output).summary;
     process.stdout.write(`${reverifyLines(s).join('\n')}\nSummary: ${summaryPath}\n`);

@@ -5,6 +5,7 @@
  * whichever hop saw the failure:
  *
  *   a model or timeout code from behind the hop     -> kept (NG_ERR_MODEL_TIMEOUT, NG_ERR_TIMEOUT, NG_ERR_MODEL_UNREACHABLE)
+ *   a verifier's judge gave no verdict              -> kept (NG_ERR_JUDGE_FAILED)
  *   /verify answered an error, or could not be reached -> NG_ERR_VERIFY_FAILED
  *   the model server answered 5xx, or could not be reached -> NG_ERR_MODEL_UNREACHABLE
  *   anything else                                   -> the code the answer carried, if any
@@ -17,7 +18,7 @@ import { passOnHeaders } from './retry.js';
 export type Hop = 'model' | 'resources' | 'verify';
 
 /** Codes that name what failed behind a hop: every relay keeps them. */
-const KEPT: ReadonlySet<string> = new Set(['NG_ERR_TIMEOUT', 'NG_ERR_MODEL_TIMEOUT', 'NG_ERR_MODEL_UNREACHABLE']);
+const KEPT: ReadonlySet<string> = new Set(['NG_ERR_TIMEOUT', 'NG_ERR_MODEL_TIMEOUT', 'NG_ERR_MODEL_UNREACHABLE', 'NG_ERR_JUDGE_FAILED']);
 
 /** The code a failure of `hop` is passed on with (`inner`: the code the failure carried). */
 export function relayedCode(hop: Hop, inner: NgCode | undefined, status?: number): NgCode | undefined {
@@ -34,11 +35,11 @@ export function relayedCode(hop: Hop, inner: NgCode | undefined, status?: number
  * (the rollout had started: a session was seeded, tools may have run), so it is recorded, not
  * replayed. Other 4xx answer 422, 5xx 502; the code is {@link relayedCode}'s.
  */
-export function hopFailure(hop: Hop, what: string, res: ServerResponse): HttpError {
+export function hopFailure(hop: Hop, what: string, res: ServerResponse, extra?: Record<string, unknown>): HttpError {
   const passOn = res.status === 429 || res.status === 503;
   const status = passOn ? res.status : res.status >= 400 && res.status < 500 ? 422 : 502;
   const body = res.text.length > 4000 ? `${res.text.slice(0, 4000)}…` : res.text;
-  return new HttpError(status, `${what} answered HTTP ${res.status} (${res.url}): ${body}`, passOn ? passOnHeaders(res.headers) : undefined, relayedCode(hop, answerCode(res.text), res.status));
+  return new HttpError(status, `${what} answered HTTP ${res.status} (${res.url}): ${body}`, passOn ? passOnHeaders(res.headers) : undefined, relayedCode(hop, answerCode(res.text), res.status), extra);
 }
 
 /**

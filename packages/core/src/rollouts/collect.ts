@@ -24,7 +24,7 @@ import { redactUrlCredentials } from '../config/redact.js';
 import { BadResultError, CollectFileError, NgError, ServerResponseError, ServerUnreachableError, describeError } from '../errors.js';
 import { requestFailure, type ServerClient } from '../client/client.js';
 import { NOT_PROCESSED_STATUSES } from '../client/retry.js';
-import { FAILURE_LABELS, FailureTracker, classifyFailure, type FailureClass } from './failures.js';
+import { FAILURE_LABELS, FailureTracker, classifyFailure, failedRowError, judgeFailureRequest, type FailureClass } from './failures.js';
 import { GroupCollector, ScoredTasks, groupVerifierOf, type GroupOverrides } from './group.js';
 import { checkCollectPaths, fileProblem } from './files.js';
 import { agentRefNames, countLines, readJobs, shardSize, type BadRowJob, type RolloutJob } from './input.js';
@@ -144,7 +144,7 @@ export interface CollectSummary {
 /** How far a failed /run got: an answer from the agent, or a transport failure before or after sending. */
 export function delivery(err: unknown): AttemptRecord['delivered'] {
   if (err instanceof ServerResponseError) return NOT_PROCESSED_STATUSES.has(err.status) && !err.noResend ? 'no' : 'yes';
-  if (err instanceof NgError && (err.code === 'NG_ERR_BAD_RESULT' || err.code === 'NG_ERR_BAD_JSON')) return 'yes';
+  if (err instanceof NgError && (err.code === 'NG_ERR_BAD_RESULT' || err.code === 'NG_ERR_BAD_JSON' || err.code === 'NG_ERR_JUDGE_FAILED')) return 'yes';
   const f = requestFailure(err);
   if (f) return f.sent ? 'maybe' : 'no';
   return 'maybe';
@@ -275,7 +275,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     }
   };
 
-  const fail = async (job: RolloutJob | BadRowJob, agent: string | null, given: Omit<AttemptRecord, 'attempt'>, err: unknown) => {
+  const fail = async (job: RolloutJob | BadRowJob, agent: string | null, given: Omit<AttemptRecord, 'attempt'>, err: unknown, failedRow?: Record<string, unknown>) => {
     // The reason is shown on the terminal and recorded: never with a URL's credentials.
     const attempt = { ...given, reason: redactUrlCredentials(given.reason) };
     const key = rolloutKey(job.taskIndex, job.rolloutIndex);
@@ -285,6 +285,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
     failedThisRun++;
     const cls = classifyFailure(err);
     const note = tracker.failure(cls, attempt.reason);
+    const verifyRequest = judgeFailureRequest(cls, err, failedRow);
     await guard(
       sink.failure({
         _ng_task_index: job.taskIndex,
@@ -296,6 +297,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
         status: attempt.status,
         reason_class: cls,
         history,
+        ...(verifyRequest ? { verify_request: verifyRequest } : {}),
       }),
     );
     if (agent !== null && groups.grouped(agent)) groups.failed(job.taskIndex, job.rolloutIndex, agent);
@@ -349,6 +351,12 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
         throw new BadResultError(job.agent, JSON.stringify(result).slice(0, 200));
       }
       const row = result as Record<string, unknown>;
+      const rowFailure = failedRowError(row);
+      if (rowFailure) {
+        const given = { started_at: startedAt, reason: rowFailure.message, status: res.status, delivered: 'yes' as const, http_attempts: httpAttempts };
+        await fail(job, job.agent, given, rowFailure, row);
+        return;
+      }
       if (grouped) {
         tracker.success();
         await groups.result({ taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, agent: job.agent, line: job.line, row, latencyMs: performance.now() - t0 });

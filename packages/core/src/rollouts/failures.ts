@@ -4,7 +4,7 @@
  * class, tells the caller the first time a class is seen (so its reason can be shown at once), and
  * counts failures in a row so a run against infrastructure that is plainly down can stop early.
  */
-import { ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
+import { NgError, ServerResponseError, ServerUnreachableError, TimeoutError } from '../errors.js';
 
 export type FailureClass =
   | 'model_unreachable'
@@ -14,6 +14,7 @@ export type FailureClass =
   | 'group_failed'
   | 'rate_limited'
   | 'verify_error'
+  | 'judge_failed'
   | 'http_5xx'
   | 'http_4xx'
   | 'bad_result'
@@ -30,6 +31,7 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
   group_failed: 'group not scored',
   rate_limited: 'rate limited (429/503)',
   verify_error: 'verify error',
+  judge_failed: 'judge failed',
   http_5xx: 'HTTP 5xx',
   http_4xx: 'HTTP 4xx',
   bad_result: 'bad agent answer',
@@ -48,6 +50,8 @@ const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   NG_ERR_MODEL_TIMEOUT: 'timeout',
   NG_ERR_TIMEOUT: 'timeout',
   NG_ERR_VERIFY_FAILED: 'verify_error',
+  // A verifier's LLM judge gave no verdict (an error, a timeout, an answer without a verdict label).
+  NG_ERR_JUDGE_FAILED: 'judge_failed',
   NG_ERR_SERVER_UNREACHABLE: 'server_unreachable',
   NG_ERR_BAD_RESULT: 'bad_result',
   NG_ERR_BAD_JSON: 'bad_result',
@@ -92,8 +96,50 @@ export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof TimeoutError) return 'timeout';
   if (err instanceof ServerUnreachableError) return code === 'NG_ERR_TIMEOUT' ? 'timeout' : 'agent_unreachable';
   if (err instanceof ServerResponseError) return classifyAnswer(err.status, code);
-  // The agent's own answer was not a usable result, or the collector did not score its group.
-  return byCode === 'bad_result' || byCode === 'group_failed' ? byCode : 'other';
+  // The agent's own answer was not a usable result, the collector did not score its group, or the
+  // result row was marked as a judge failure (see failedRowError).
+  return byCode === 'bad_result' || byCode === 'group_failed' || byCode === 'judge_failed' ? byCode : 'other';
+}
+
+/**
+ * Upstream NeMo Gym's way of saying a row failed (`nemo_gym/judge.py` at HEAD: a verifier whose judge
+ * failed answers 200 with the request, `reward: 0.0`, `_ng_failure_class: "judge_failed"` and
+ * `_ng_failure_judge_error`). Such a row is a failure, not a reward: the error to record it with
+ * (class judge_failed), or null for an ordinary result.
+ */
+export function failedRowError(row: Record<string, unknown>): NgError | null {
+  const cls = row._ng_failure_class;
+  if (typeof cls !== 'string' || !cls) return null;
+  const why = typeof row._ng_failure_judge_error === 'string' ? `: ${row._ng_failure_judge_error}` : '';
+  const text = `the agent answered a row marked _ng_failure_class: ${JSON.stringify(cls)}${why}`;
+  return cls === 'judge_failed' ? new NgError('NG_ERR_JUDGE_FAILED', text) : new NgError('NG_ERR_BAD_RESULT', text);
+}
+
+/** The /verify request inside a failed row: the row without its reward and the failure marks. */
+function requestOfFailedRow(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) if (k !== 'reward' && k !== '_ng_failure_class' && k !== '_ng_failure_judge_error') out[k] = v;
+  return out;
+}
+
+/** The /verify request an agent's error answer carried back (`verify_request`), if any. */
+function requestOfAnswer(body: string): Record<string, unknown> | undefined {
+  try {
+    const v = (JSON.parse(body) as { verify_request?: unknown }).verify_request;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a judge failure's record keeps so ng-reverify can score it later: the /verify request the agent
+ * passed on with its error answer, or the one inside an upstream failed row (`failedRow`).
+ */
+export function judgeFailureRequest(cls: FailureClass, err: unknown, failedRow?: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (cls !== 'judge_failed') return undefined;
+  if (failedRow) return requestOfFailedRow(failedRow);
+  return err instanceof ServerResponseError ? requestOfAnswer(err.body) : undefined;
 }
 
 /** What the tracker says about one recorded failure. */

@@ -7,9 +7,9 @@ export { mergeRollouts, parseShard } from './merge.js';
 export { checkCollectPaths } from './files.js';
 // The engine's parts a collector outside the core builds on (the Redis queue, @nemo-gym/queue).
 export { delivery, finishCollection } from './collect.js';
-export { FailureTracker } from './failures.js';
+export { FailureTracker, failedRowError, judgeFailureRequest } from './failures.js';
 export { agentRefNames, countLines, readJobs, shardSize } from './input.js';
-export { MetricsAccumulator, metricsDigest, quantile, usageOf } from './metrics.js';
+export { isMasked, MetricsAccumulator, metricsDigest, quantile, rewardComponentsOf, usageOf } from './metrics.js';
 export { fingerprintOf, prepareResume, rolloutKey } from './resume.js';
 export { RolloutSink, taggedLine } from './sink.js';
 export { checkGroupOverrides, GroupCollector, groupVerifierOf, ScoredTasks, type GroupOverrides } from './group.js';

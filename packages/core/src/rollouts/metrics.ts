@@ -3,7 +3,32 @@
  * boolean) field, and per-task pass@k / mean@k when each task was rolled out k > 1 times; beyond
  * means: per-task pass rate and reward spread, token usage (from each response's `usage`) and the
  * latency of each rollout as the collector saw it.
+ *
+ * A masked sample (`mask_sample: true`, with its `failure_reason`: the agent or verifier cannot vouch
+ * for it) stays in the output but is counted apart (`masked`), never in a mean or pass@k. Named
+ * reward components (`reward_components: {name: number}`) get their own mean and pass@k.
  */
+
+/** True when a result row is a masked sample (upstream's `mask_sample: true`). */
+export function isMasked(result: Record<string, unknown>): boolean {
+  return result.mask_sample === true;
+}
+
+/** A row's named reward components (finite numbers only), or null when it has none. */
+export function rewardComponentsOf(result: Record<string, unknown>): Map<string, number> | null {
+  const c = result.reward_components;
+  if (c === null || typeof c !== 'object' || Array.isArray(c)) return null;
+  const out = new Map<string, number>();
+  for (const [k, v] of Object.entries(c)) if (typeof v === 'number' && Number.isFinite(v)) out.set(k, v);
+  return out.size ? out : null;
+}
+
+/** How a masked row's reason is counted (a short, stable key). */
+function maskReason(result: Record<string, unknown>): string {
+  const r = result.failure_reason;
+  if (typeof r !== 'string' || !r) return 'unspecified';
+  return r.length > 80 ? `${r.slice(0, 80)}…` : r;
+}
 
 /** Token counts of one result, from its response's usage (Responses or Chat Completions names). */
 export function usageOf(result: Record<string, unknown>): { input: number; output: number } | null {
@@ -61,6 +86,9 @@ export function metricsDigest(result: Record<string, unknown>): Record<string, u
   }
   const response = result.response as { usage?: unknown } | null | undefined;
   if (response && typeof response === 'object' && response.usage && typeof response.usage === 'object') out.response = { usage: response.usage };
+  const components = rewardComponentsOf(result);
+  if (components) out.reward_components = Object.fromEntries(components);
+  if (isMasked(result) && typeof result.failure_reason === 'string') out.failure_reason = result.failure_reason;
   return out;
 }
 
@@ -71,6 +99,11 @@ export class MetricsAccumulator {
   private readonly perAgent = new Map<string, MetricsAccumulator>();
   /** Durations (ms) of the rollouts this run completed, as the collector timed them. */
   private readonly latencies: number[] = [];
+  /** Per component name: its sum, and per task its values (for pass@k). */
+  private readonly components = new Map<string, { sum: number; n: number; perTask: Map<number, number[]> }>();
+  /** Masked samples by failure reason. */
+  private readonly maskedBy = new Map<string, number>();
+  masked = 0;
   rows = 0;
   inputTokens = 0;
   outputTokens = 0;
@@ -80,6 +113,10 @@ export class MetricsAccumulator {
   constructor(private readonly trackTasks = true) {}
 
   add(result: Record<string, unknown>, taskIndex?: number, agent?: string, nested = true): void {
+    if (isMasked(result)) {
+      this.addMasked(result, agent, nested);
+      return;
+    }
     this.rows++;
     for (const [k, v] of Object.entries(result)) {
       if (k.startsWith('_ng_')) continue;
@@ -104,11 +141,58 @@ export class MetricsAccumulator {
       list.push(reward);
       this.perTask.set(taskIndex, list);
     }
+    for (const [name, x] of rewardComponentsOf(result) ?? []) {
+      let c = this.components.get(name);
+      if (!c) this.components.set(name, (c = { sum: 0, n: 0, perTask: new Map() }));
+      c.sum += x;
+      c.n++;
+      if (taskIndex !== undefined && this.trackTasks) {
+        const list = c.perTask.get(taskIndex) ?? [];
+        list.push(x);
+        c.perTask.set(taskIndex, list);
+      }
+    }
     if (nested && agent) {
       let acc = this.perAgent.get(agent);
       if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
       acc.add(result, taskIndex, undefined, false);
     }
+  }
+
+  /** A masked sample: counted by reason (and its tokens, which were spent), nothing else. */
+  private addMasked(result: Record<string, unknown>, agent: string | undefined, nested: boolean): void {
+    this.masked++;
+    const reason = maskReason(result);
+    this.maskedBy.set(reason, (this.maskedBy.get(reason) ?? 0) + 1);
+    if (!nested) return;
+    const usage = usageOf(result);
+    if (usage) {
+      this.rowsWithUsage++;
+      this.inputTokens += usage.input;
+      this.outputTokens += usage.output;
+    }
+    if (agent) {
+      let acc = this.perAgent.get(agent);
+      if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
+      acc.add(result, undefined, undefined, false);
+    }
+  }
+
+  /** Masked samples: how many, and how many for each failure reason (largest first). */
+  maskedSummary(): { count: number; by_reason: Record<string, number> } | null {
+    if (this.masked === 0) return null;
+    return { count: this.masked, by_reason: Object.fromEntries([...this.maskedBy].sort((a, b) => b[1] - a[1])) };
+  }
+
+  /** Per reward component: its mean over the rows that have it, and pass@k / mean@k like the reward's. */
+  componentStats(): Record<string, Record<string, number>> | null {
+    if (this.components.size === 0) return null;
+    const out: Record<string, Record<string, number>> = {};
+    for (const name of [...this.components.keys()].sort()) {
+      const c = this.components.get(name)!;
+      out[name] = { rows: c.n, mean: c.sum / c.n, ...(passAtKOf(c.perTask) ?? {}) };
+    }
+    return out;
   }
 
   /** Records how long one rollout of this run took (ms). */
@@ -168,26 +252,17 @@ export class MetricsAccumulator {
 
   /** pass@k and mean@k over tasks (k = the number of rollouts each task has). */
   passAtK(): Record<string, number> | null {
-    if (this.perTask.size === 0) return null;
-    const ks = new Set([...this.perTask.values()].map((r) => r.length));
-    if (ks.size !== 1) return null;
-    const k = [...ks][0]!;
-    if (k <= 1) return null;
-    const rewards = [...this.perTask.values()];
-    const binary = rewards.every((rs) => rs.every((r) => r === 0 || r === 1));
-    const out: Record<string, number> = {};
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    out[`mean@${k}`] = mean(rewards.map(mean));
-    for (const kk of [...new Set([1, k])]) {
-      out[`pass@${kk}`] = mean(rewards.map((rs) => (binary ? passAtKUnbiased(rs.length, rs.filter((r) => r === 1).length, kk) : Math.max(...rs.slice(0, kk)))));
-    }
-    return out;
+    return passAtKOf(this.perTask);
   }
 
   summary(): Record<string, unknown> {
     const out: Record<string, unknown> = { rows: this.rows, mean: this.means() };
     const pk = this.passAtK();
     if (pk) Object.assign(out, pk);
+    const components = this.componentStats();
+    if (components) out.reward_components = components;
+    const masked = this.maskedSummary();
+    if (masked) out.masked = masked;
     const tokens = this.tokens();
     if (tokens) out.tokens = tokens;
     const latency = latencySummary(this.latencies);
@@ -198,10 +273,33 @@ export class MetricsAccumulator {
       out.per_task = tasks.perTask;
     }
     if (this.perAgent.size > 1) {
-      out.per_agent = Object.fromEntries([...this.perAgent].map(([a, acc]) => [a, { rows: acc.rows, mean: acc.means(), ...(acc.passAtK() ?? {}) }]));
+      out.per_agent = Object.fromEntries(
+        [...this.perAgent].map(([a, acc]) => [a, { rows: acc.rows, mean: acc.means(), ...(acc.passAtK() ?? {}), ...(acc.masked ? { masked: acc.masked } : {}) }]),
+      );
     }
     return out;
   }
+}
+
+/**
+ * pass@k and mean@k over tasks' values (k = the number of values each task has; none when tasks
+ * differ in k or k is 1): binary values by the unbiased estimator, others as the best of the first k.
+ */
+export function passAtKOf(perTask: ReadonlyMap<number, number[]>): Record<string, number> | null {
+  if (perTask.size === 0) return null;
+  const ks = new Set([...perTask.values()].map((r) => r.length));
+  if (ks.size !== 1) return null;
+  const k = [...ks][0]!;
+  if (k <= 1) return null;
+  const rewards = [...perTask.values()];
+  const binary = rewards.every((rs) => rs.every((r) => r === 0 || r === 1));
+  const out: Record<string, number> = {};
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  out[`mean@${k}`] = mean(rewards.map(mean));
+  for (const kk of [...new Set([1, k])]) {
+    out[`pass@${kk}`] = mean(rewards.map((rs) => (binary ? passAtKUnbiased(rs.length, rs.filter((r) => r === 1).length, kk) : Math.max(...rs.slice(0, kk)))));
+  }
+  return out;
 }
 
 /** 1 - C(n - c, k) / C(n, k): the chance that at least one of k samples (of n, c correct) is correct. */

@@ -46,6 +46,11 @@ export interface FailureRecord {
   /** The reason class (failures.ts), e.g. `model_unreachable`. */
   reason_class?: string;
   history: AttemptRecord[];
+  /**
+   * A judge failure (`reason_class: judge_failed`): the /verify request the agent sent (the row and
+   * its response), so `ng-reverify +judge_failed_only=true` can score it without running the model again.
+   */
+  verify_request?: Record<string, unknown>;
 }
 
 /** The record with the credentials of any URL in its reasons masked. */

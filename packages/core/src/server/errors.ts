@@ -74,7 +74,7 @@ export function emptyBodyDetail(): ValidationDetail[] {
  * Texts built from a configured URL show its credentials masked (coded errors are masked when made).
  */
 export function errorAnswer(err: unknown, log: Logger, method: string, url: string): RawJson {
-  if (err instanceof HttpError) return new RawJson(errorBody(err.detail, err.code), err.status, err.headers);
+  if (err instanceof HttpError) return new RawJson(errorBody(err.detail, err.code, err.extra), err.status, err.headers);
   if (err instanceof NgError && err.httpStatus !== undefined) return new RawJson(errorBody(err.message, err.code), err.httpStatus);
   const e = err as { statusCode?: unknown; message?: string };
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {

@@ -6,7 +6,7 @@
  */
 import type { ServerClient } from '../client/client.js';
 import { hopFailure, viaHop } from '../client/relay.js';
-import { HttpError, type NgCode } from '../errors.js';
+import { answerCode, HttpError, type NgCode } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import type { ServerResponse } from '../client/client.js';
 import { fullResponseDump, type ResponseCreateParams } from '../openai/schemas.js';
@@ -222,7 +222,11 @@ export async function verifyRollout(
   const tail = JSON.stringify(added).slice(1);
   const body = clash ? JSON.stringify({ ...row, ...added }) : rowText === '{}' ? `{${tail}` : `${rowText.slice(0, -1)},${tail}`;
   const verify = await viaHop('verify', client.post(resources, '/verify', body, { cookies, signal }));
-  if (!verify.ok) throw hopFailure('verify', `resources server \`${resources}\` /verify`, verify);
+  if (!verify.ok) {
+    // A judge that gave no verdict: the request goes back with the failure, so ng-reverify can score it later.
+    const judgeFailed = answerCode(verify.text) === 'NG_ERR_JUDGE_FAILED';
+    throw hopFailure('verify', `resources server \`${resources}\` /verify`, verify, judgeFailed ? { verify_request: JSON.parse(body) as Json } : undefined);
+  }
   return verify;
 }
 
