@@ -13,14 +13,14 @@
  *   `verify_reward` beside the group reward.
  * - `/compare`: upstream's batch API (`conversation_history`, `response_objs`, `principle`).
  * - A GenRM call that fails, or a verdict that cannot be parsed after `genrm_parse_retries` retries,
- *   fails the group (an error answer, NG_ERR_VERIFY_FAILED), where upstream scores the pair with the
+ *   fails the group (an error answer, NG_ERR_JUDGE_FAILED), where upstream scores the pair with the
  *   default scores; `fallback_to_default_scores: true` keeps upstream's behaviour.
  */
 import { z } from 'zod';
 import type { ServerClient } from '@nemo-gym/core/client';
 import { ModelServerRefSchema } from '@nemo-gym/core/config';
-import { ConfigError, HttpError, describeError } from '@nemo-gym/core/errors';
-import { ResponseCreateParamsSchema, askJudge, outputText } from '@nemo-gym/core/openai';
+import { ConfigError, describeError } from '@nemo-gym/core/errors';
+import { ResponseCreateParamsSchema, askJudgeForVerdict, judgeFailed, outputText } from '@nemo-gym/core/openai';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain, type VerifyGroupResult } from '@nemo-gym/core/server';
 import { COMPARISON_STRATEGIES, aggregate, answerText, comparisonPairs, parseVerdict, type Verdict } from './src/scores.js';
 
@@ -102,7 +102,7 @@ async function judgePair(ctx: Ctx, history: Message[], r1: string, r2: string, p
   let last = '';
   try {
     for (let a = 1; a <= attempts; a++) {
-      const answer = await askJudge(ctx.client, cfg.genrm_model_server.name, params, ctx.signal);
+      const answer = await askJudgeForVerdict(ctx.client, cfg.genrm_model_server.name, params, ctx.signal);
       last = outputText(answer);
       const v = parseVerdict(last, cfg.default_score, cfg.default_ranking);
       if (v) return v;
@@ -114,11 +114,8 @@ async function judgePair(ctx: Ctx, history: Message[], r1: string, r2: string, p
     return { score_1: cfg.default_score, score_2: cfg.default_score, ranking: cfg.default_ranking };
   }
   if (cfg.fallback_to_default_scores) return { score_1: cfg.default_score, score_2: cfg.default_score, ranking: cfg.default_ranking };
-  throw new HttpError(
-    502,
+  throw judgeFailed(
     `GenRM model server \`${cfg.genrm_model_server.name}\` gave no parseable verdict for pair ${pair.join(',')} in ${attempts} attempt(s) (last answer: ${JSON.stringify(last.slice(-300))}); no reward is given`,
-    undefined,
-    'NG_ERR_VERIFY_FAILED',
   );
 }
 

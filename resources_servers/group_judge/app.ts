@@ -10,14 +10,13 @@
  * - `/verify` (one rollout): the same rubric with the rollout alone, an absolute score; it is what
  *   the agent's own verify call gets and is kept beside the group reward as `verify_reward`.
  * - A judge that fails (HTTP error, timeout) or answers without a usable score for every trajectory
- *   after `judge_parse_attempts` tries is an error answer (NG_ERR_VERIFY_FAILED), never a score.
+ *   after `judge_parse_attempts` tries is an error answer (NG_ERR_JUDGE_FAILED), never a score.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ServerClient } from '@nemo-gym/core/client';
 import { ModelServerRefSchema } from '@nemo-gym/core/config';
-import { HttpError } from '@nemo-gym/core/errors';
-import { ResponseCreateParamsSchema, askJudge, lastJsonObject, outputText } from '@nemo-gym/core/openai';
+import { ResponseCreateParamsSchema, askJudgeForVerdict, judgeFailed, lastJsonObject, outputText } from '@nemo-gym/core/openai';
 import { BaseVerifyRequestSchema, ResourcesServerConfigSchema, defineResourcesServer, startIfMain, type VerifyGroupMember, type VerifyGroupResult } from '@nemo-gym/core/server';
 import { renderTranscript, taskInstructions } from './src/render.js';
 
@@ -115,16 +114,13 @@ export async function judgeTrajectories(trajectories: Trajectory[], ctx: Ctx): P
   const labels = shown.map((s) => s.label);
   let last = '';
   for (let attempt = 1; attempt <= cfg.judge_parse_attempts; attempt++) {
-    const answer = await askJudge(ctx.client, cfg.judge_model_server.name, params, ctx.signal);
+    const answer = await askJudgeForVerdict(ctx.client, cfg.judge_model_server.name, params, ctx.signal);
     last = outputText(answer);
     const scores = parseScores(last, labels);
     if (scores) return new Map(shown.map((s) => [s.id, { ...scores.get(s.label)!, judge_text: last }]));
   }
-  throw new HttpError(
-    502,
+  throw judgeFailed(
     `judge model server \`${cfg.judge_model_server.name}\` answered ${cfg.judge_parse_attempts} time(s) without a score in [0, 1] for each of the ${labels.length} trajectories (last answer: ${JSON.stringify(last.slice(-300))}); no reward is given`,
-    undefined,
-    'NG_ERR_VERIFY_FAILED',
   );
 }
 

@@ -92,7 +92,7 @@ describe('/verify_group', () => {
     mode = 'garbage';
     const r = await app.post('/verify_group', { members: [member('0-0', 1), member('0-1', 0)] });
     expect(r.status).toBe(502);
-    expect(r.json.code).toBe('NG_ERR_VERIFY_FAILED');
+    expect(r.json.code).toBe('NG_ERR_JUDGE_FAILED');
     mode = 'http500';
     expect((await app.post('/verify_group', { members: [member('0-0', 1), member('0-1', 0)] })).status).toBe(502);
     const lenient = await build({ fallback_to_default_scores: true });

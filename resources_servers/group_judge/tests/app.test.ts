@@ -69,7 +69,7 @@ describe('/verify_group', () => {
     mode = 'garbage';
     const r = await app.post('/verify_group', { members: [member('0-0', 0.5), member('0-1', 0.2)] });
     expect(r.status).toBe(502);
-    expect(r.json.code).toBe('NG_ERR_VERIFY_FAILED');
+    expect(r.json.code).toBe('NG_ERR_JUDGE_FAILED');
     expect(judge.requests).toHaveLength(2);
     mode = 'http500';
     const down = await app.post('/verify_group', { members: [member('0-0', 0.5)] });

@@ -8,6 +8,6 @@ export { addUsage, functionCall, messageItem, outputText, textResponse } from '.
 export { checkRequestImages, ImageLimitsFields, type ImageLimits } from './images.js';
 export { ChatChunkAccumulator, chatChunks, chunkEvent, completionChunks, DONE_EVENT, openBackendStream, parseSseStream, responseEvents, ResponsesEventStream } from './stream.js';
 export { ImageFetchFields, RemoteImageFetcher, type ImageFetchConfig } from './image-fetch.js';
-export { askJudge, askJudgeForVerdict, noVerdict, verdictOf } from './judge.js';
+export { askJudge, askJudgeForVerdict, judgeFailed, noVerdict, verdictOf } from './judge.js';
 export { lastJsonObject } from './judge-json.js';
 export { messagesToResponsesParams, type MessagesCreateParams } from './messages.js';
