@@ -60,7 +60,7 @@ export default defineConfig({
   link('@nemo-gym/core', coreDir);
   link('esbuild', realpathSync(join(repo, 'node_modules/esbuild')));
   mkdirSync(join(ws, 'scripts'));
-  writeFileSync(join(ws, 'scripts/build.mjs'), readFileSync(join(repo, 'scripts/build.mjs')));
+  for (const f of ['build.mjs', 'build-lib.mjs']) writeFileSync(join(ws, 'scripts', f), readFileSync(join(repo, 'scripts', f)));
   process.chdir(ws);
 });
 
