@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import { initResourcesServerMain, parseEntrypoint, pascalCase } from '../src/commands/init-resources-server.js';
-import { testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
+import { checkExampleRows, testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
 import { COMMANDS } from '../src/commands/index.js';
 import { pnpmScriptOf, runCli } from '../src/runtime.js';
 
@@ -114,11 +114,11 @@ describe('ng-init-resources-server', () => {
     expect(readFileSync(join(dir, 'data/.gitignore'), 'utf8')).toContain('*train.jsonl\n');
   });
 
-  it('leaves an existing folder alone and exits 0, as upstream', async () => {
+  it('refuses an existing folder (a usage error) and leaves it alone', async () => {
     const before = readFileSync(join(ws, 'resources_servers/my_env/app.ts'), 'utf8');
-    const out = captureStdout();
-    expect(await initResourcesServerMain({ entrypoint: 'resources_servers/my_env' })).toBe(0);
-    expect(out.text()).toBe('Folder already exists: resources_servers/my_env. Exiting init.\n');
+    await expect(initResourcesServerMain({ entrypoint: 'resources_servers/my_env' })).rejects.toThrow(
+      expect.objectContaining({ code: 'NG_ERR_USAGE', message: 'resources_servers/my_env already exists; nothing was written. Choose another name, or move the folder away first.' }),
+    );
     expect(readFileSync(join(ws, 'resources_servers/my_env/app.ts'), 'utf8')).toBe(before);
   });
 
@@ -239,6 +239,36 @@ describe('ng-test', () => {
     rmSync(join(data, 'example_conflict.jsonl'));
     // other kinds have no data checks
     expect(() => validateData('responses_api_agents/anything')).not.toThrow();
+  });
+
+  it("checks the example rows against the server's verify request and tools", async () => {
+    const example = join(ws, 'resources_servers/my_env/data/example.jsonl');
+    const config = join(ws, 'resources_servers/my_env/configs/my_env.yaml');
+    const [rows, yaml] = [readFileSync(example, 'utf8'), readFileSync(config, 'utf8')];
+    try {
+      // The scaffolded rows list no tools; its agent offers the server's own.
+      expect(yaml).toContain('offer_server_tools: true');
+      let out = captureStdout();
+      await checkExampleRows('resources_servers/my_env');
+      expect(out.text()).toBe('');
+      vi.restoreAllMocks();
+      writeFileSync(config, yaml.replace('offer_server_tools: true', 'offer_server_tools: false'));
+      out = captureStdout();
+      await checkExampleRows('resources_servers/my_env');
+      expect(out.text()).toBe(
+        "Warning: 5 row(s) of resources_servers/my_env/data/example.jsonl offer none of resources server my_env's tools (echo), so the model cannot call them. List them in responses_create_params.tools, or set offer_server_tools: true on the agent.\n",
+      );
+      vi.restoreAllMocks();
+      const lines = rows.split('\n');
+      lines[3] = lines[3]!.replace('"expected_answer"', '"expected_anwser"');
+      writeFileSync(example, lines.join('\n'));
+      await expect(checkExampleRows('resources_servers/my_env')).rejects.toThrow(
+        "The rows of resources_servers/my_env/data/example.jsonl do not fit the verify request of resources_servers/my_env:\n  line 4: `expected_answer` missing: resources server my_env's verify request requires `expected_answer`; the row has `expected_anwser` (did you mean `expected_answer`?)",
+      );
+    } finally {
+      writeFileSync(example, rows);
+      writeFileSync(config, yaml);
+    }
   });
 
   it('rejects a missing folder and a bad flag value', async () => {

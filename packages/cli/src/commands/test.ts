@@ -13,6 +13,9 @@ import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { CLI_ERRORS, TestRunError } from '../errors.js';
 import type { CommandSpec } from '../runtime.js';
 import { examplePrepareCommand, parseEntrypoint } from './init-resources-server.js';
+import { parse as parseYaml } from 'yaml';
+import { checkRowAgainst, noToolsWarning, readLines, rowChecksOf } from '@nemo-gym/core/data';
+import { describeServerFolder } from '../row-checks.js';
 
 /** Exit code for "no tests were collected" (pytest's code, which ng-test-all keys on). */
 export const NO_TESTS_EXIT_CODE = 5;
@@ -210,6 +213,50 @@ pnpm ng-viewer +jsonl_fpath=${rolloutsPath}
   process.stdout.write(`The data for ${ep.dir} has been successfully validated!\n`);
 }
 
+/** True when an agent block in the folder's configs offers the server's tools itself (`offer_server_tools: true`). */
+function configsOfferTools(configsDir: string): boolean {
+  if (!existsSync(configsDir)) return false;
+  const offers = (v: unknown): boolean =>
+    v !== null && typeof v === 'object' && (Object.entries(v).some(([k, x]) => (k === 'offer_server_tools' && x === true) || offers(x)));
+  return readdirSync(configsDir).some((n) => {
+    if (!/\.ya?ml$/.test(n)) return false;
+    try {
+      return offers(parseYaml(readFileSync(join(configsDir, n), 'utf8')));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The example rows against the server's own verify request and tools (row-checks.ts): a misspelt
+ * or missing task field fails, a row that offers none of the server's tools is warned about.
+ */
+export async function checkExampleRows(dir: string, cwd = process.cwd()): Promise<void> {
+  const ep = parseEntrypoint(dir, 'ng-test');
+  const examplePath = `${ep.dir}/data/example.jsonl`;
+  if (ep.kind !== 'resources_servers' || !existsSync(join(cwd, examplePath))) return;
+  const description = await describeServerFolder(join(cwd, ep.dir));
+  if (!description) return;
+  const checks = rowChecksOf(`resources server ${ep.folder}`, description.verifyRequestSchema, description.tools.map((t) => t.name), configsOfferTools(join(cwd, ep.dir, 'configs')));
+  const problems: string[] = [];
+  let toolless = 0;
+  for await (const { lineNo, text } of readLines(join(cwd, examplePath))) {
+    let row: unknown;
+    try {
+      row = JSON.parse(text);
+    } catch {
+      continue; // the row checks of ng-prepare-data report it
+    }
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) continue;
+    const fit = checkRowAgainst(Object.keys(row), (row as { responses_create_params?: unknown }).responses_create_params, checks);
+    for (const p of fit.problems) problems.push(`line ${lineNo}: \`${p.field}\` ${p.message}`);
+    if (fit.noTools) toolless++;
+  }
+  check(problems.length === 0, `The rows of ${examplePath} do not fit the verify request of ${ep.dir}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  if (toolless > 0) process.stdout.write(`${noToolsWarning(checks, toolless, examplePath)}\n`);
+}
+
 export async function testMain(config: Record<string, unknown>): Promise<number> {
   const ep = parseEntrypoint(config.entrypoint, 'ng-test');
   const shouldValidate = toBool(config.should_validate_data, 'should_validate_data');
@@ -225,6 +272,7 @@ export async function testMain(config: Record<string, unknown>): Promise<number>
   }
   if (shouldValidate) {
     try {
+      await checkExampleRows(ep.dir, cwd);
       validateData(ep.dir, cwd);
     } catch (err) {
       if (err instanceof DataValidationError) {
@@ -279,6 +327,7 @@ export async function testAllMain(config: Record<string, unknown>): Promise<numb
       );
     }
     try {
+      await checkExampleRows(dir, cwd);
       validateData(dir, cwd);
     } catch (err) {
       if (err instanceof DataValidationError) invalid.push(dir);

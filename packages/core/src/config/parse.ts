@@ -128,25 +128,27 @@ export interface ParsedConfig {
   almostServers: { name: string; issues: InstanceIssue[] }[];
 }
 
+/** Levenshtein distance: insertions, deletions and substitutions that turn `a` into `b`. */
+export function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0]!;
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j]!;
+      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length]!;
+}
+
 /** The candidate nearest to `name` by edit distance, if it is near enough to suggest ("did you mean"). */
 export function closest(name: string, candidates: string[]): string | undefined {
-  const dist = (a: string, b: string) => {
-    const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      let prev = dp[0]!;
-      dp[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const tmp = dp[j]!;
-        dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-        prev = tmp;
-      }
-    }
-    return dp[b.length]!;
-  };
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = dist(name, c);
+    const d = editDistance(name, c);
     if (d < bestD) {
       bestD = d;
       best = c;
