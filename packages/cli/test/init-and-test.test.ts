@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import { initResourcesServerMain, parseEntrypoint, pascalCase } from '../src/commands/init-resources-server.js';
-import { checkExampleRows, testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
+import { checkExampleRows, runFolderTests, testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
 import { COMMANDS } from '../src/commands/index.js';
 import { pnpmScriptOf, runCli } from '../src/runtime.js';
 
@@ -268,6 +268,28 @@ describe('ng-test', () => {
     } finally {
       writeFileSync(example, rows);
       writeFileSync(config, yaml);
+    }
+  });
+
+  it('links a new folder’s missing workspace dependency without installing or touching the lock file', async () => {
+    const helper = join(ws, 'packages/helper');
+    const env = join(ws, 'resources_servers/linked_env');
+    const lock = join(ws, 'pnpm-lock.yaml');
+    try {
+      mkdirSync(helper, { recursive: true });
+      writeFileSync(join(helper, 'package.json'), JSON.stringify({ name: '@nemo-gym/helper', type: 'module', main: 'index.js' }));
+      writeFileSync(join(helper, 'index.js'), 'export const answer = 42;\n');
+      mkdirSync(join(env, 'tests'), { recursive: true });
+      writeFileSync(join(env, 'package.json'), JSON.stringify({ name: '@nemo-gym/linked_env', type: 'module', dependencies: { '@nemo-gym/helper': 'workspace:*', zod: '^4.6.7' } }));
+      writeFileSync(join(env, 'tests/helper.test.ts'), "import { expect, it } from 'vitest';\nimport { answer } from '@nemo-gym/helper';\nit('imports the workspace helper', () => expect(answer).toBe(42));\n");
+      writeFileSync(lock, "lockfileVersion: '9.0'\n");
+      const out = captureStdout();
+      expect(await runFolderTests('resources_servers/linked_env')).toBe(0);
+      expect(out.text()).toContain('resources_servers/linked_env: linked its dependencies (@nemo-gym/helper) from the workspace');
+      expect(realpathSync(join(env, 'node_modules/@nemo-gym/helper'))).toBe(helper);
+      expect(readFileSync(lock, 'utf8')).toBe("lockfileVersion: '9.0'\n");
+    } finally {
+      for (const d of [helper, env, lock]) rmSync(d, { recursive: true, force: true });
     }
   });
 

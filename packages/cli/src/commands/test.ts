@@ -6,9 +6,9 @@
  *   Runs every server folder that has a README.md, validates its data, and prints a summary.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { CLI_ERRORS, TestRunError } from '../errors.js';
 import type { CommandSpec } from '../runtime.js';
@@ -97,19 +97,62 @@ function run(command: string, args: string[], cwd: string): Promise<number> {
   });
 }
 
+/** The workspace packages under `cwd` (the server kinds and packages/), by package name. */
+function workspacePackages(cwd: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const group of [...KINDS, 'packages']) {
+    const groupDir = join(cwd, group);
+    if (!existsSync(groupDir)) continue;
+    for (const n of readdirSync(groupDir)) {
+      try {
+        const name = (JSON.parse(readFileSync(join(groupDir, n, 'package.json'), 'utf8')) as { name?: unknown }).name;
+        if (typeof name === 'string') out.set(name, join(groupDir, n));
+      } catch {
+        // not a package
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Links a new folder's missing dependencies the way pnpm links a workspace package: a workspace
+ * package to its folder, anything else to the copy the root or another workspace package already
+ * has installed. Nothing is installed and the lock file is not touched (`pnpm install` would
+ * rewrite it for the new package). Returns the dependencies it could not find.
+ */
+function linkDependencies(dir: string, cwd: string, missing: string[]): string[] {
+  const packages = workspacePackages(cwd);
+  const holders = [cwd, ...packages.values()];
+  const left: string[] = [];
+  for (const dep of missing) {
+    const own = packages.get(dep);
+    const installed = own ? undefined : holders.map((h) => join(h, 'node_modules', dep)).find((p) => existsSync(p));
+    const target = own ?? (installed && realpathSync(installed));
+    if (!target) {
+      left.push(dep);
+      continue;
+    }
+    const link = join(dir, 'node_modules', dep);
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(relative(dirname(link), target), link, 'dir');
+  }
+  return left;
+}
+
 /**
  * Runs the folder's tests; returns vitest's exit code, or NO_TESTS_EXIT_CODE when the folder has no
- * test files. Links the folder's workspace package first when its dependencies are not installed
- * (a freshly created server), the way upstream sets up a server's environment before testing.
+ * test files. A freshly created server's dependencies are linked first (linkDependencies), as
+ * upstream sets up a server's environment before testing.
  */
 export async function runFolderTests(dir: string, cwd = process.cwd()): Promise<number> {
   const abs = join(cwd, dir);
   if (!hasTestFiles(abs)) return NO_TESTS_EXIT_CODE;
   const missing = unlinkedDependencies(abs);
   if (missing.length) {
-    process.stdout.write(`${dir}: dependencies not linked yet (${missing.join(', ')}); running \`pnpm install --prefer-offline\`\n`);
-    const code = await run('pnpm', ['install', '--prefer-offline'], cwd).catch(() => 127);
-    if (code !== 0) throw new TestRunError(`\`pnpm install\` failed (exit ${code}) while linking ${dir}; run it yourself at ${cwd} and retry`);
+    const left = linkDependencies(abs, cwd, missing);
+    process.stdout.write(`${dir}: linked its dependencies (${missing.filter((d) => !left.includes(d)).join(', ') || 'none'}) from the workspace\n`);
+    if (left.length) throw new TestRunError(`${dir} depends on ${left.join(', ')}, which no workspace package has installed; add it with \`pnpm add\` in ${dir}, or run \`pnpm install\` at ${cwd}, then retry`);
   }
   // The trailing slash keeps vitest's path filter from also matching e.g. <dir>_v2.
   return run(process.execPath, [vitestBin(cwd), 'run', `${dir}/`], cwd);
