@@ -104,11 +104,7 @@ export const collectRolloutsCommand: CommandSpec = {
     try {
       checkCollectPaths(String(config.input_jsonl_fpath), collectionPaths(output));
     } catch (err) {
-      if (err instanceof NgError && err.code === 'NG_ERR_COLLECT_FILE') {
-        process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
-        return USAGE_EXIT_CODE;
-      }
-      throw err;
+      return notStartedExit(err);
     }
     const lock = acquireOutputLock(output, 'ng-collect-rollouts');
     try {
