@@ -25,6 +25,20 @@ function sourceAliases(): { find: RegExp; replacement: string }[] {
   return aliases;
 }
 
+/**
+ * Tests that cannot run here (a tool, a service or reference data is absent) say why when their
+ * file loads; those lines are gathered and printed once, as one list at the end of the run.
+ */
+const SKIP_LINE = /\bskip(?:s|ped|ping)?\b|\bnot run \(/i;
+const skipReasons = new Map<string, number>();
+const skipSummary = {
+  onTestRunEnd(): void {
+    if (skipReasons.size === 0) return;
+    const lines = [...skipReasons].map(([reason, n]) => `  - ${reason}${n > 1 ? ` (×${n})` : ''}`);
+    process.stdout.write(`\nNot run on this machine (${skipReasons.size} reason${skipReasons.size > 1 ? 's' : ''}; the tests concerned pass as skipped):\n${lines.join('\n')}\n`);
+  },
+};
+
 export default defineConfig({
   resolve: {
     alias: sourceAliases(),
@@ -38,6 +52,15 @@ export default defineConfig({
       'tests/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
+    // What a test writes straight to stdout/stderr is shown only when it fails (quiet-output.ts).
+    setupFiles: ['tests/helpers/quiet-output.ts'],
+    onConsoleLog(log: string): false | void {
+      if (!SKIP_LINE.test(log)) return;
+      const reason = log.trim();
+      skipReasons.set(reason, (skipReasons.get(reason) ?? 0) + 1);
+      return false;
+    },
+    reporters: ['default', skipSummary],
     // A guard against hangs, not a speed check: generous enough for a machine under load.
     testTimeout: 60_000,
     hookTimeout: 60_000,

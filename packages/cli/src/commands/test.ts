@@ -91,9 +91,14 @@ function run(command: string, args: string[], cwd: string): Promise<number> {
   return new Promise((resolve, reject) => {
     // A test runner's own variables (when ng-test itself runs under vitest) must not leak into the child.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'TINYPOOL_WORKER_ID'));
-    const child = spawn(command, args, { cwd, stdio: 'inherit', env });
+    // Its output is passed on through this process's streams (colours kept on a terminal), so
+    // whoever holds those streams — a test of ng-test — sees it too.
+    if (process.stdout.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = '1';
+    const child = spawn(command, args, { cwd, stdio: ['inherit', 'pipe', 'pipe'], env });
+    child.stdout.on('data', (d: Buffer) => process.stdout.write(d));
+    child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
 }
 
