@@ -5,6 +5,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { prepareDataFlags, prepareDataMain } from '../src/commands/prepare-data.js';
 
 const dirs: string[] = [];
+
+/** Runs ng-prepare-data on `config`, expecting exit code 0; returns what it logged. */
+async function preparing(config: Record<string, unknown>): Promise<string[]> {
+  const logs: string[] = [];
+  const orig = console.log;
+  console.log = (...a: unknown[]) => void logs.push(a.join(' '));
+  try {
+    expect(await prepareDataMain(config)).toBe(0);
+  } finally {
+    console.log = orig;
+  }
+  return logs;
+}
 afterEach(() => {
   while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
@@ -33,14 +46,7 @@ describe('ng-prepare-data flags', () => {
       mode: 'example_validation',
       agent: { responses_api_agents: { simple_agent: { entrypoint: 'app.ts', datasets: [{ name: 'example', type: 'example', jsonl_fpath: path }] } } },
     };
-    const logs: string[] = [];
-    const orig = console.log;
-    console.log = (...a: unknown[]) => void logs.push(a.join(' '));
-    try {
-      expect(await prepareDataMain(config)).toBe(0);
-    } finally {
-      console.log = orig;
-    }
+    const logs = await preparing(config);
     expect(readFileSync(join(cwd, 'out/example.jsonl'), 'utf8')).toBe(
       '{"responses_create_params": {"input": "hello there"}, "answer": "x", "agent_ref": {"type": "responses_api_agents", "name": "agent"}}\n',
     );
@@ -72,14 +78,7 @@ describe('ng-prepare-data flags', () => {
         },
       },
     };
-    const logs: string[] = [];
-    const orig = console.log;
-    console.log = (...a: unknown[]) => void logs.push(a.join(' '));
-    try {
-      expect(await prepareDataMain(config)).toBe(0);
-    } finally {
-      console.log = orig;
-    }
+    const logs = await preparing(config);
     const text = logs.join('\n');
     expect(text).toContain(
       "line 2: expected_answer: missing: resources server `math`'s verify request requires `expected_answer`; the row has `expected_anwser` (did you mean `expected_answer`?)",
