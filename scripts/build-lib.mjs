@@ -5,7 +5,6 @@
 //
 // A package is stale when its dist/ has no build record, when the list of its sources differs
 // from the recorded one (a file added or removed), or when a source is newer than the build.
-import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 
@@ -79,6 +78,8 @@ export async function buildPackages(root, pkgs) {
 }
 
 async function buildPackage(root, { dir, sources }) {
+  // Loaded only to build: a command that finds nothing stale does not pay for it.
+  const { build } = await import('esbuild');
   // Recorded before compiling: a source saved during the build makes the package stale again.
   const started = Date.now();
   const browserDir = join(dir, 'src', 'browser');
