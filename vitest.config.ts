@@ -25,6 +25,27 @@ function sourceAliases(): { find: RegExp; replacement: string }[] {
   return aliases;
 }
 
+/**
+ * Tests that cannot run here (a tool, a service or reference data is absent) say why when their
+ * file loads; those lines are gathered and printed once, as one short list at the end of the run.
+ * The docs test's blocks that are only for reading (`<page>.md:<line>: not run (why)`) are counted
+ * per page in one line of that list.
+ */
+const SKIP_LINE = /\bskip(?:s|ped|ping)?\b|\bnot run \(/i;
+const DOC_BLOCK = /^(\S+\.md):\d+: not run \(/;
+const skipReasons = new Map<string, number>();
+const docBlocks = new Map<string, number>();
+const skipSummary = {
+  onTestRunEnd(): void {
+    const lines = [...skipReasons].map(([reason, n]) => `  - ${reason}${n > 1 ? ` (×${n})` : ''}`);
+    const blocks = [...docBlocks.values()].reduce((a, b) => a + b, 0);
+    if (blocks > 0) {
+      lines.push(`  - ${blocks} docs blocks that need another machine or service, or are shown for reading (${[...docBlocks].map(([page, n]) => `${page} ${n}`).join(', ')}); NG_TEST_OUTPUT=all lists them`);
+    }
+    if (lines.length > 0) process.stdout.write(`\nNot run on this machine (the tests concerned pass as skipped):\n${lines.join('\n')}\n`);
+  },
+};
+
 export default defineConfig({
   resolve: {
     alias: sourceAliases(),
@@ -38,6 +59,18 @@ export default defineConfig({
       'tests/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
+    // What a test writes straight to stdout/stderr is shown only when it fails (quiet-output.ts).
+    setupFiles: ['tests/helpers/quiet-output.ts'],
+    onConsoleLog(log: string): false | void {
+      if (process.env.NG_TEST_OUTPUT === 'all' || !SKIP_LINE.test(log)) return;
+      for (const line of log.trim().split('\n')) {
+        const page = DOC_BLOCK.exec(line)?.[1];
+        if (page) docBlocks.set(page, (docBlocks.get(page) ?? 0) + 1);
+        else skipReasons.set(line, (skipReasons.get(line) ?? 0) + 1);
+      }
+      return false;
+    },
+    reporters: ['default', skipSummary],
     // A guard against hangs, not a speed check: generous enough for a machine under load.
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -230,7 +230,7 @@ describe.concurrent('config errors from the command line', () => {
 
   it('a missing config file', async () => {
     const r = await runCommand('dump-config', ['+config_paths=[configs/does_not_exist.yaml]']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/Config file not found: .*configs\/does_not_exist\.yaml \(listed in config_paths by the command line\)/);
     noStack(r.stderr);
   });
@@ -239,14 +239,14 @@ describe.concurrent('config errors from the command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ng-cfg-'));
     writeFileSync(join(dir, 'bad.yaml'), 'a:\n  b: [1, 2\n');
     const r = await runCommand('dump-config', [`+config_paths=[${join(dir, 'bad.yaml')}]`]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/YAML syntax error in .*bad\.yaml at line \d+, column \d+/);
     noStack(r.stderr);
   });
 
   it('an unknown server ref', async () => {
     const r = await runCommand('dump-config', [`+config_paths=[${WEATHER}]`]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/simple_weather_simple_agent\.responses_api_agents\.simple_agent\.model_server` refers to the responses_api_models server `policy_model`, which is not in the config/);
     expect(r.stderr).toMatch(/simple_weather\.yaml/);
     noStack(r.stderr);
@@ -254,7 +254,7 @@ describe.concurrent('config errors from the command line', () => {
 
   it('an unresolvable interpolation', async () => {
     const r = await runCommand('dump-config', ['+config_paths=[responses_api_models/openai_model/configs/openai_model.yaml]']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/openai_model\.yaml/);
     expect(r.stderr).toMatch(/\$\{policy_base_url\}/);
     noStack(r.stderr);

@@ -19,6 +19,7 @@ import { JsonlSink } from './jsonl.js';
 import { ParquetSink, type ParquetColumns } from './parquet.js';
 import { indexOf, readRows, rewardOf, Tally, type Json } from './rows.js';
 import { NoTokensError, tokenSequence } from './tokens.js';
+import { NoTokenIdsExportError } from './errors.js';
 import {
   dpoColumns,
   dpoForParquet,
@@ -135,6 +136,8 @@ function better(a: { reward: number; rolloutIndex: number | null }, b: { reward:
   return (a.rolloutIndex ?? Infinity) < (b.rolloutIndex ?? Infinity);
 }
 
+const NO_TOKEN_IDS = 'without token ids (collected from a model server that does not return them)';
+
 export async function exportRollouts(opts: ExportOptions): Promise<ExportSummary> {
   checkInputFile({ path: opts.input, flag: '+input' });
   checkOutputFile({ path: opts.output, flag: '+output' }, [{ path: opts.input, flag: '+input' }]);
@@ -179,7 +182,7 @@ async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
         try {
           seq = tokenSequence(row);
         } catch (err) {
-          if (err instanceof NoTokensError) skipped.add('without token ids (collected from a model server that does not return them)', lineNo);
+          if (err instanceof NoTokensError) skipped.add(NO_TOKEN_IDS, lineNo);
           else unusable.add(`with inconsistent token ids: ${(err as Error).message.replace(/ \([^()]*\)$/, '')}`, lineNo);
           continue;
         }
@@ -247,6 +250,13 @@ async function exportChecked(opts: ExportOptions): Promise<ExportSummary> {
         };
         await sink.write(dpoRecord(pair, opts.trainer));
       }
+    }
+    const noIds = skipped.counts.get(NO_TOKEN_IDS) ?? 0;
+    if (opts.format === 'rl' && sink.rows === 0 && noIds > 0) {
+      throw new NoTokenIdsExportError(
+        `none of the ${rowsRead} rollout(s) in ${opts.input} carries token ids (${noIds} were collected from a model server that does not return them), so ${opts.output} was not written. ` +
+          'Collect with a model server that records them (responses_api_models/vllm_model/configs/vllm_model_for_training.yaml), or export +format=sft.',
+      );
     }
   } catch (err) {
     sink.abort();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -115,6 +115,20 @@ describe('rl', () => {
     expect(generated).toEqual(items.flatMap((i: any) => i.generation_token_ids));
     expect(r0.logprobs.filter((_: number, k: number) => r0.loss_mask[k] === 1)).toEqual(items.flatMap((i: any) => i.generation_log_probs));
     expect(r0.loss_mask).toHaveLength(r0.input_ids.length);
+  });
+
+  it('refuses an input with no token ids at all, writing no file, instead of an empty one', async () => {
+    const noIds = jsonl(quickstartRows().slice(0, 3), 'no-ids.jsonl');
+    for (const name of ['rl-none.parquet', 'rl-none.jsonl']) {
+      const output = join(dir, name);
+      await expect(exportRollouts({ input: noIds, output, format: 'rl' })).rejects.toThrow(
+        expect.objectContaining({
+          code: 'NG_ERR_EXPORT_NO_TOKEN_IDS',
+          message: expect.stringContaining(`none of the 3 rollout(s) in ${noIds} carries token ids (3 were collected from a model server that does not return them), so ${output} was not written.`),
+        }),
+      );
+      expect(existsSync(output)).toBe(false);
+    }
   });
 
   it('renames and reshapes for each trainer, and Parquet round-trips through DuckDB', async () => {

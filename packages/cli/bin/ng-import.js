@@ -1,4 +1,6 @@
 #!/usr/bin/env node
-import { cli } from '../dist/src/main.js';
+import { freshBuild } from './fresh-build.js';
 
+await freshBuild('import');
+const { cli } = await import('../dist/src/main.js');
 await cli('import');

@@ -35,7 +35,7 @@ export const CLI_ERRORS = registerErrorCodes('packages/cli', {
   NG_ERR_TEST: {
     message: '%s',
     meaning:
-      '`ng-test`/`ng-test-all` could not run a server\'s tests (vitest missing, `pnpm install` failed, or an unrecognized exit code).',
+      '`ng-test`/`ng-test-all` could not run a server\'s tests (vitest missing, a dependency of a new folder that no workspace package has installed, or an unrecognized exit code).',
     fix: 'Run `pnpm install` at the repository root; rerun one server with `ng-test +entrypoint=<dir>`.',
   },
   NG_ERR_TEMPLATES_MISSING: {

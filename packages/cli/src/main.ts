@@ -3,7 +3,7 @@ import { findCommand } from './commands/index.js';
 import type { ParseOptions } from '@nemo-gym/core/config';
 import { NgError } from '@nemo-gym/core/errors';
 import { embeddedParseOptions } from './embedded.js';
-import { runCli } from './runtime.js';
+import { exitCodeOf, runCli } from './runtime.js';
 
 /** A reader that went away (`ng-run --help | head`) ends the output, not the command with a stack trace. */
 function quietOnClosedPipe(err: NodeJS.ErrnoException): void {
@@ -24,7 +24,7 @@ export async function cli(name: string, argv: readonly string[] = process.argv.s
   } catch (err) {
     if (!(err instanceof NgError)) throw err;
     process.stderr.write(`ng-${spec.name}: ${err.message}\n`);
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(err);
     return;
   }
   const code = await runCli(spec, argv, parseOptions);

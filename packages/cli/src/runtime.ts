@@ -38,6 +38,19 @@ export interface CommandSpec {
 /** Exit code of a usage error (a wrong flag or setting), as most command-line tools use. */
 export const USAGE_EXIT_CODE = 2;
 
+/**
+ * Codes of the errors that mean the command was given something it cannot use — a flag, a
+ * setting, a config file, or a collection whose pre-flight or files are refused before it starts —
+ * and did nothing: exit {@link USAGE_EXIT_CODE}. Every other error that stops a command is a
+ * failure of the run: exit 1.
+ */
+const USAGE_CODES: ReadonlySet<string> = new Set(['NG_ERR_USAGE', 'NG_ERR_CONFIG', 'NG_ERR_PREPARE_CONFIG', 'NG_ERR_PREFLIGHT', 'NG_ERR_COLLECT_FILE']);
+
+/** The one exit rule of the ng-* commands: 2 for usage and config problems, 1 for a run that failed. */
+export function exitCodeOf(err: unknown): number {
+  return err instanceof NgError && USAGE_CODES.has(err.code) ? USAGE_EXIT_CODE : 1;
+}
+
 /** Every name the command runs under: the bins of packages/cli (ng-x, ng_x, nemo_gym_x). */
 export function commandNames(spec: CommandSpec): string[] {
   const snake = spec.name.replace(/-/g, '_');
@@ -169,7 +182,7 @@ export async function runCli(spec: CommandSpec, argv: readonly string[] = proces
     }
     if (err instanceof NgError) {
       process.stderr.write(`ng-${spec.name}: ${err.message}\n`);
-      return err instanceof UsageError ? USAGE_EXIT_CODE : 1;
+      return exitCodeOf(err);
     }
     // A file error no command worded itself (a full disk, permissions): one line naming the path and the fix.
     if (isFsError(err)) {

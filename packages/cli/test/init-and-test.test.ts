@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { parse as parseYaml } from 'yaml';
 import { initResourcesServerMain, parseEntrypoint, pascalCase } from '../src/commands/init-resources-server.js';
-import { testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
+import { checkExampleRows, runFolderTests, testAllMain, testMain, validateData, DataValidationError } from '../src/commands/test.js';
 import { COMMANDS } from '../src/commands/index.js';
 import { pnpmScriptOf, runCli } from '../src/runtime.js';
 
@@ -60,7 +60,7 @@ export default defineConfig({
   link('@nemo-gym/core', coreDir);
   link('esbuild', realpathSync(join(repo, 'node_modules/esbuild')));
   mkdirSync(join(ws, 'scripts'));
-  writeFileSync(join(ws, 'scripts/build.mjs'), readFileSync(join(repo, 'scripts/build.mjs')));
+  for (const f of ['build.mjs', 'build-lib.mjs']) writeFileSync(join(ws, 'scripts', f), readFileSync(join(repo, 'scripts', f)));
   process.chdir(ws);
 });
 
@@ -114,11 +114,11 @@ describe('ng-init-resources-server', () => {
     expect(readFileSync(join(dir, 'data/.gitignore'), 'utf8')).toContain('*train.jsonl\n');
   });
 
-  it('leaves an existing folder alone and exits 0, as upstream', async () => {
+  it('refuses an existing folder (a usage error) and leaves it alone', async () => {
     const before = readFileSync(join(ws, 'resources_servers/my_env/app.ts'), 'utf8');
-    const out = captureStdout();
-    expect(await initResourcesServerMain({ entrypoint: 'resources_servers/my_env' })).toBe(0);
-    expect(out.text()).toBe('Folder already exists: resources_servers/my_env. Exiting init.\n');
+    await expect(initResourcesServerMain({ entrypoint: 'resources_servers/my_env' })).rejects.toThrow(
+      expect.objectContaining({ code: 'NG_ERR_USAGE', message: 'resources_servers/my_env already exists; nothing was written. Choose another name, or move the folder away first.' }),
+    );
     expect(readFileSync(join(ws, 'resources_servers/my_env/app.ts'), 'utf8')).toBe(before);
   });
 
@@ -239,6 +239,58 @@ describe('ng-test', () => {
     rmSync(join(data, 'example_conflict.jsonl'));
     // other kinds have no data checks
     expect(() => validateData('responses_api_agents/anything')).not.toThrow();
+  });
+
+  it("checks the example rows against the server's verify request and tools", async () => {
+    const example = join(ws, 'resources_servers/my_env/data/example.jsonl');
+    const config = join(ws, 'resources_servers/my_env/configs/my_env.yaml');
+    const [rows, yaml] = [readFileSync(example, 'utf8'), readFileSync(config, 'utf8')];
+    try {
+      // The scaffolded rows list no tools; its agent offers the server's own.
+      expect(yaml).toContain('offer_server_tools: true');
+      let out = captureStdout();
+      await checkExampleRows('resources_servers/my_env');
+      expect(out.text()).toBe('');
+      vi.restoreAllMocks();
+      writeFileSync(config, yaml.replace('offer_server_tools: true', 'offer_server_tools: false'));
+      out = captureStdout();
+      await checkExampleRows('resources_servers/my_env');
+      expect(out.text()).toBe(
+        "Warning: 5 row(s) of resources_servers/my_env/data/example.jsonl offer none of resources server my_env's tools (echo), so the model cannot call them. List them in responses_create_params.tools, or set offer_server_tools: true on the agent.\n",
+      );
+      vi.restoreAllMocks();
+      const lines = rows.split('\n');
+      lines[3] = lines[3]!.replace('"expected_answer"', '"expected_anwser"');
+      writeFileSync(example, lines.join('\n'));
+      await expect(checkExampleRows('resources_servers/my_env')).rejects.toThrow(
+        "The rows of resources_servers/my_env/data/example.jsonl do not fit the verify request of resources_servers/my_env:\n  line 4: `expected_answer` missing: resources server my_env's verify request requires `expected_answer`; the row has `expected_anwser` (did you mean `expected_answer`?)",
+      );
+    } finally {
+      writeFileSync(example, rows);
+      writeFileSync(config, yaml);
+    }
+  });
+
+  it('links a new folder’s missing workspace dependency without installing or touching the lock file', async () => {
+    const helper = join(ws, 'packages/helper');
+    const env = join(ws, 'resources_servers/linked_env');
+    const lock = join(ws, 'pnpm-lock.yaml');
+    try {
+      mkdirSync(helper, { recursive: true });
+      writeFileSync(join(helper, 'package.json'), JSON.stringify({ name: '@nemo-gym/helper', type: 'module', main: 'index.js' }));
+      writeFileSync(join(helper, 'index.js'), 'export const answer = 42;\n');
+      mkdirSync(join(env, 'tests'), { recursive: true });
+      writeFileSync(join(env, 'package.json'), JSON.stringify({ name: '@nemo-gym/linked_env', type: 'module', dependencies: { '@nemo-gym/helper': 'workspace:*', zod: '^4.6.7' } }));
+      writeFileSync(join(env, 'tests/helper.test.ts'), "import { expect, it } from 'vitest';\nimport { answer } from '@nemo-gym/helper';\nit('imports the workspace helper', () => expect(answer).toBe(42));\n");
+      writeFileSync(lock, "lockfileVersion: '9.0'\n");
+      const out = captureStdout();
+      expect(await runFolderTests('resources_servers/linked_env')).toBe(0);
+      expect(out.text()).toContain('resources_servers/linked_env: linked its dependencies (@nemo-gym/helper) from the workspace');
+      expect(realpathSync(join(env, 'node_modules/@nemo-gym/helper'))).toBe(helper);
+      expect(readFileSync(lock, 'utf8')).toBe("lockfileVersion: '9.0'\n");
+    } finally {
+      for (const d of [helper, env, lock]) rmSync(d, { recursive: true, force: true });
+    }
   });
 
   it('rejects a missing folder and a bad flag value', async () => {

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConfigDict } from '@nemo-gym/core/config';
 import { COMMANDS } from '../src/commands/index.js';
-import { commandNames, pnpmScriptOf, runCli, type CommandSpec } from '../src/runtime.js';
+import { commandNames, exitCodeOf, pnpmScriptOf, runCli, type CommandSpec } from '../src/runtime.js';
+import { ConfigError, NgError, UsageError } from '@nemo-gym/core/errors';
+import { TestRunError } from '../src/errors.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const dirs: string[] = [];
@@ -85,10 +87,15 @@ describe('Hydra-style settings through commander', () => {
     expect(seen[0]!.a).toBe(2);
   });
 
-  it('a key without a plus is refused as before (exit 1, how to write it)', async () => {
+  it('one exit rule: 2 for usage and config problems (the run never started), 1 for a failed run', () => {
+    for (const err of [new UsageError('x'), new ConfigError('x'), new NgError('NG_ERR_PREFLIGHT', 'x'), new NgError('NG_ERR_COLLECT_FILE', 'x')]) expect(exitCodeOf(err), err.code).toBe(2);
+    for (const err of [new TestRunError('x'), new NgError('NG_ERR_INTERNAL', 'x'), new Error('x')]) expect(exitCodeOf(err)).toBe(1);
+  });
+
+  it('a key without a plus is refused as before (a usage exit, how to write it)', async () => {
     const io = capture();
     const { spec, seen } = recorder();
-    expect(await runCli(spec, ['foo=bar'], { skipEnv: true })).toBe(1);
+    expect(await runCli(spec, ['foo=bar'], { skipEnv: true })).toBe(2);
     expect(seen).toHaveLength(0);
     expect(io.err()).toMatch(/ng-probe: Command-line override `foo=bar`: could not override `foo`.*`\+foo=bar`/);
   });

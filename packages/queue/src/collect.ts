@@ -181,7 +181,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
       opts.preflight && opts.client
         ? agentRefNames(opts.inputPath, limit).then((agents) => {
             if (opts.agentName) agents.add(opts.agentName);
-            return preflight(opts.client!, [...agents], { log, ...(typeof opts.preflight === 'object' ? opts.preflight : {}) });
+            return preflight(opts.client!, [...agents], { log, rows: { path: opts.inputPath, limit, agentName: opts.agentName }, ...(typeof opts.preflight === 'object' ? opts.preflight : {}) });
           })
         : null,
       checkRedis(redis, url, { signal: setup.signal }).then(() =>

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -27,5 +28,23 @@ describe('mini_swe_resource', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     for (const row of rows) expect(row.instance_id).toMatch(/^NeMo-Gym__pycalc-\d$/);
+  });
+
+  it('makes the example repository at example_repo_path on first start, and leaves it alone after', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ng-swe-first-use-'));
+    const repo = join(dir, 'swe-repos', 'pycalc');
+    try {
+      const first = await server.build({ config: { name: 'r', domain: 'coding', example_repo_path: repo } });
+      await first.close();
+      const branches = execFileSync('git', ['-C', repo, 'branch', '--format=%(refname:short)'], { encoding: 'utf8' }).trim().split('\n').sort();
+      expect(branches).toEqual(['main', 'task-1', 'task-2', 'task-3', 'task-4', 'task-5']);
+      const made = statSync(join(repo, '.git')).mtimeMs;
+      const second = await server.build({ config: { name: 'r', domain: 'coding', example_repo_path: repo } });
+      await second.close();
+      expect(statSync(join(repo, '.git')).mtimeMs).toBe(made);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(existsSync(repo)).toBe(false);
   });
 });

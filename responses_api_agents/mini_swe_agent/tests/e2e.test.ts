@@ -61,6 +61,8 @@ describe.skipIf(!ready)('mini_swe_agent through ng-run and ng-collect-rollouts',
       '+policy_api_key=dummy',
       '+policy_model_name=scripted-policy',
       `++${KEY}.repo_path_template=${repo.template}`,
+      // The test brings its own repository: the shipped config's example one is not made in the tree.
+      '++mini_swe_resource_resources_server.resources_servers.mini_swe_resource.example_repo_path=null',
       `++${KEY}.results_dir=${join(repo.root, 'results')}`,
       `++${KEY}.step_timeout=2`,
       `++${KEY}.step_limit=6`,

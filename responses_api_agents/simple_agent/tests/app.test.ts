@@ -38,6 +38,7 @@ const resourcesServer = defineResourcesServer({
   },
   tools: {
     get_weather: {
+      description: 'The weather in a city.',
       body: z.object({ city: z.string() }),
       handler: ({ city }, ctx) => {
         ctx.state.calls.push({ tool: 'get_weather', session: ctx.sessionId, args: { city } });
@@ -224,5 +225,50 @@ describe('/run: one rollout', () => {
     const second = await agent.post('/run', row);
     expect([first.json.reward, second.json.reward]).toEqual([1, 1]);
     expect(first.json.verified_session).not.toBe(second.json.verified_session);
+  });
+});
+
+describe('a row without tools', () => {
+  const bare = { responses_create_params: { input: [{ role: 'user', content: 'Weather in Oslo?' }] } };
+  const offered = (i: number) => (modelCalls()[i]!.body.tools as { name: string }[] | undefined)?.map((t) => t.name) ?? [];
+
+  it("is offered the resources server's tools (GET /ng_tools) with offer_server_tools, on every step", async () => {
+    const offering = await buildAgent({ offer_server_tools: true });
+    try {
+      scripted(modelResponse([functionCall('get_weather', { city: 'Oslo' }, 'o')]), textResponse('Cold.'));
+      const r = await offering.post('/run', bare);
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.reward).toBe(1);
+      expect(offered(0)).toEqual(['get_weather', 'station_down']);
+      expect(offered(1)).toEqual(['get_weather', 'station_down']);
+      expect(modelCalls()[0]!.body.tools).toContainEqual({
+        type: 'function',
+        name: 'get_weather',
+        description: 'The weather in a city.',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        strict: false,
+      });
+    } finally {
+      await offering.close();
+    }
+  });
+
+  it('keeps its own tools when it lists some', async () => {
+    const offering = await buildAgent({ offer_server_tools: true });
+    try {
+      scripted(textResponse('Cold.'));
+      const own = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: true }];
+      const r = await offering.post('/run', { responses_create_params: { ...bare.responses_create_params, tools: own } });
+      expect(r.status, r.text).toBe(200);
+      expect(modelCalls()[0]!.body.tools).toEqual([expect.objectContaining({ name: 'get_weather', strict: true })]);
+    } finally {
+      await offering.close();
+    }
+  });
+
+  it('is offered none by default (upstream sends the row as it is), nor when the setting is off globally', async () => {
+    scripted(textResponse('No idea.'));
+    expect((await agent.post('/run', bare)).status).toBe(200);
+    expect(offered(0)).toEqual([]);
   });
 });

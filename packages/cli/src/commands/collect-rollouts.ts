@@ -53,8 +53,21 @@ export function metricsTable(m: Record<string, any>, summary: Pick<CollectSummar
     const shown = components.slice(0, 6).map(([name, c]) => `${name} ${num(c.mean)}${Object.keys(c).filter((k) => /^pass@\d+$/.test(k)).map((k) => ` ${k} ${num(c[k])}`).join('')}`);
     rows.push(['components', `${shown.join('  ')}${components.length > 6 ? `  (+${components.length - 6} more)` : ''}`]);
   }
-  const others = Object.keys(mean).filter((k) => k !== 'reward').slice(0, 6);
-  if (others.length) rows.push(['other means', others.map((k) => `${k} ${num(mean[k])}`).join('  ')]);
+  // A field some rows lack is averaged over the rows that have it, and says how many those are.
+  const fieldMeans = (means: Record<string, number>, present: Record<string, { mean: number; rows: number }> | undefined, of: number) =>
+    Object.keys(means)
+      .filter((k) => k !== 'reward')
+      .slice(0, 6)
+      .map((k) => (present?.[k] ? `${k} ${num(present[k].mean)} (${present[k].rows} of ${of} rows)` : `${k} ${num(means[k])}`))
+      .join('  ');
+  const others = fieldMeans(mean, m.mean_where_present, m.rows ?? 0);
+  if (others) rows.push(['other means', others]);
+  // A mixed-environment run: one line per agent.
+  for (const [agent, a] of Object.entries((m.per_agent ?? {}) as Record<string, any>)) {
+    const k = Object.keys(a).filter((key) => /^(pass|mean)@\d+$/.test(key));
+    const fields = fieldMeans(a.mean ?? {}, a.mean_where_present, a.rows ?? 0);
+    rows.push([`agent ${agent}`, `${a.rows} rollouts, reward mean ${num(a.mean?.reward)}${k.map((key) => `  ${key} ${num(a[key])}`).join('')}${fields ? `  ${fields}` : ''}`]);
+  }
   if (m.tasks) {
     const t = m.tasks;
     rows.push(['tasks', `${t.count}: always pass ${t.all_pass}, never ${t.none_pass}, sometimes ${t.some_pass}; mean pass rate ${num(t.pass_rate_mean)}, mean reward std ${num(t.reward_std_mean)}`]);
@@ -102,11 +115,7 @@ export const collectRolloutsCommand: CommandSpec = {
     try {
       checkCollectPaths(String(config.input_jsonl_fpath), collectionPaths(output));
     } catch (err) {
-      if (err instanceof NgError && err.code === 'NG_ERR_COLLECT_FILE') {
-        process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
-        return USAGE_EXIT_CODE;
-      }
-      throw err;
+      return notStartedExit(err);
     }
     const lock = acquireOutputLock(output, 'ng-collect-rollouts');
     try {

@@ -13,7 +13,7 @@ import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { checkGroupOverrides, parseShard, type CollectSummary, type GroupOverrides, type Progress } from '@nemo-gym/core/rollouts';
 import { collectViaQueue, parseQueueUrl, runWorker } from '@nemo-gym/queue';
 import { onStopRequest, STOP_SIGNALS } from '../lifecycle.js';
-import { USAGE_EXIT_CODE, type CommandSpec, type FlagSpec } from '../runtime.js';
+import { exitCodeOf, USAGE_EXIT_CODE, type CommandSpec, type FlagSpec } from '../runtime.js';
 
 export const DISTRIBUTED_FLAGS: FlagSpec[] = [
   { name: 'queue_url', type: 'str', description: 'collect through a Redis queue (redis://host:port): enqueue the rollouts and write what ng-collect-worker processes finish' },
@@ -222,7 +222,7 @@ export const collectWorkerCommand: CommandSpec = {
  * Anything else is rethrown.
  */
 export function notStartedExit(err: unknown): number {
-  if (err instanceof NgError && (err.code === 'NG_ERR_PREFLIGHT' || err.code === 'NG_ERR_COLLECT_FILE')) {
+  if (err instanceof NgError && exitCodeOf(err) === USAGE_EXIT_CODE) {
     process.stderr.write(`ng-collect-rollouts: ${err.message}\n`);
     return USAGE_EXIT_CODE;
   }

@@ -3,7 +3,7 @@
  *
  * Writes a new resources server folder (relative to the current directory) from the templates in
  * packages/cli/templates/resources_server: package.json, app.ts, tests/app.test.ts, a config with a
- * domain, 5 example rows, data/.gitignore and a README. An existing folder is left alone.
+ * domain, 5 example rows, data/.gitignore and a README. An existing folder is refused (upstream exits 0).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
@@ -99,8 +99,8 @@ export async function initResourcesServerMain(config: Record<string, unknown>): 
   const cwd = process.cwd();
   const target = join(cwd, ep.dir);
   if (existsSync(target)) {
-    process.stdout.write(`Folder already exists: ${ep.dir}. Exiting init.\n`);
-    return 0;
+    // Upstream prints a line and exits 0, which a script takes for a fresh folder.
+    throw new UsageError(`${ep.dir} already exists; nothing was written. Choose another name, or move the folder away first.`);
   }
   if (ep.kind !== 'resources_servers') {
     throw new UsageError(`ng-init-resources-server creates resources servers only: entrypoint must start with resources_servers/, got ${JSON.stringify(ep.dir)}`);

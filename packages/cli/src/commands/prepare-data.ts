@@ -8,6 +8,7 @@ import { prepareData, type PrepareMode } from '@nemo-gym/core/data';
 import { UsageError } from '@nemo-gym/core/errors';
 import { HubError } from '../errors.js';
 import { hubSettings } from '../hub/hub.js';
+import { agentRowChecks } from '../row-checks.js';
 import type { CommandSpec } from '../runtime.js';
 
 const MODES: PrepareMode[] = ['train_preparation', 'example_validation'];
@@ -45,6 +46,8 @@ export async function prepareDataMain(config: Record<string, unknown>): Promise<
   const flags = prepareDataFlags(config);
   await prepareData(config, {
     ...flags,
+    // Rows are checked against their resources server's verify request and tools.
+    rowChecks: (agent) => agentRowChecks(config, agent),
     // Missing datasets come from the Hugging Face Hub, as ng-download-dataset fetches them.
     download: async (d, absPath) => {
       const hf = d.huggingface_identifier;

@@ -6,13 +6,16 @@
  *   Runs every server folder that has a README.md, validates its data, and prints a summary.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { NgError, UsageError } from '@nemo-gym/core/errors';
 import { CLI_ERRORS, TestRunError } from '../errors.js';
 import type { CommandSpec } from '../runtime.js';
 import { examplePrepareCommand, parseEntrypoint } from './init-resources-server.js';
+import { parse as parseYaml } from 'yaml';
+import { checkRowAgainst, noToolsWarning, readLines, rowChecksOf } from '@nemo-gym/core/data';
+import { describeServerFolder } from '../row-checks.js';
 
 /** Exit code for "no tests were collected" (pytest's code, which ng-test-all keys on). */
 export const NO_TESTS_EXIT_CODE = 5;
@@ -88,25 +91,73 @@ function run(command: string, args: string[], cwd: string): Promise<number> {
   return new Promise((resolve, reject) => {
     // A test runner's own variables (when ng-test itself runs under vitest) must not leak into the child.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'TINYPOOL_WORKER_ID'));
-    const child = spawn(command, args, { cwd, stdio: 'inherit', env });
+    // Its output is passed on through this process's streams (colours kept on a terminal), so
+    // whoever holds those streams — a test of ng-test — sees it too.
+    if (process.stdout.isTTY && env.FORCE_COLOR === undefined) env.FORCE_COLOR = '1';
+    const child = spawn(command, args, { cwd, stdio: ['inherit', 'pipe', 'pipe'], env });
+    child.stdout.on('data', (d: Buffer) => process.stdout.write(d));
+    child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
+}
+
+/** The workspace packages under `cwd` (the server kinds and packages/), by package name. */
+function workspacePackages(cwd: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const group of [...KINDS, 'packages']) {
+    const groupDir = join(cwd, group);
+    if (!existsSync(groupDir)) continue;
+    for (const n of readdirSync(groupDir)) {
+      try {
+        const name = (JSON.parse(readFileSync(join(groupDir, n, 'package.json'), 'utf8')) as { name?: unknown }).name;
+        if (typeof name === 'string') out.set(name, join(groupDir, n));
+      } catch {
+        // not a package
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Links a new folder's missing dependencies the way pnpm links a workspace package: a workspace
+ * package to its folder, anything else to the copy the root or another workspace package already
+ * has installed. Nothing is installed and the lock file is not touched (`pnpm install` would
+ * rewrite it for the new package). Returns the dependencies it could not find.
+ */
+function linkDependencies(dir: string, cwd: string, missing: string[]): string[] {
+  const packages = workspacePackages(cwd);
+  const holders = [cwd, ...packages.values()];
+  const left: string[] = [];
+  for (const dep of missing) {
+    const own = packages.get(dep);
+    const installed = own ? undefined : holders.map((h) => join(h, 'node_modules', dep)).find((p) => existsSync(p));
+    const target = own ?? (installed && realpathSync(installed));
+    if (!target) {
+      left.push(dep);
+      continue;
+    }
+    const link = join(dir, 'node_modules', dep);
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(relative(dirname(link), target), link, 'dir');
+  }
+  return left;
 }
 
 /**
  * Runs the folder's tests; returns vitest's exit code, or NO_TESTS_EXIT_CODE when the folder has no
- * test files. Links the folder's workspace package first when its dependencies are not installed
- * (a freshly created server), the way upstream sets up a server's environment before testing.
+ * test files. A freshly created server's dependencies are linked first (linkDependencies), as
+ * upstream sets up a server's environment before testing.
  */
 export async function runFolderTests(dir: string, cwd = process.cwd()): Promise<number> {
   const abs = join(cwd, dir);
   if (!hasTestFiles(abs)) return NO_TESTS_EXIT_CODE;
   const missing = unlinkedDependencies(abs);
   if (missing.length) {
-    process.stdout.write(`${dir}: dependencies not linked yet (${missing.join(', ')}); running \`pnpm install --prefer-offline\`\n`);
-    const code = await run('pnpm', ['install', '--prefer-offline'], cwd).catch(() => 127);
-    if (code !== 0) throw new TestRunError(`\`pnpm install\` failed (exit ${code}) while linking ${dir}; run it yourself at ${cwd} and retry`);
+    const left = linkDependencies(abs, cwd, missing);
+    process.stdout.write(`${dir}: linked its dependencies (${missing.filter((d) => !left.includes(d)).join(', ') || 'none'}) from the workspace\n`);
+    if (left.length) throw new TestRunError(`${dir} depends on ${left.join(', ')}, which no workspace package has installed; add it with \`pnpm add\` in ${dir}, or run \`pnpm install\` at ${cwd}, then retry`);
   }
   // The trailing slash keeps vitest's path filter from also matching e.g. <dir>_v2.
   return run(process.execPath, [vitestBin(cwd), 'run', `${dir}/`], cwd);
@@ -210,6 +261,50 @@ pnpm ng-viewer +jsonl_fpath=${rolloutsPath}
   process.stdout.write(`The data for ${ep.dir} has been successfully validated!\n`);
 }
 
+/** True when an agent block in the folder's configs offers the server's tools itself (`offer_server_tools: true`). */
+function configsOfferTools(configsDir: string): boolean {
+  if (!existsSync(configsDir)) return false;
+  const offers = (v: unknown): boolean =>
+    v !== null && typeof v === 'object' && (Object.entries(v).some(([k, x]) => (k === 'offer_server_tools' && x === true) || offers(x)));
+  return readdirSync(configsDir).some((n) => {
+    if (!/\.ya?ml$/.test(n)) return false;
+    try {
+      return offers(parseYaml(readFileSync(join(configsDir, n), 'utf8')));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The example rows against the server's own verify request and tools (row-checks.ts): a misspelt
+ * or missing task field fails, a row that offers none of the server's tools is warned about.
+ */
+export async function checkExampleRows(dir: string, cwd = process.cwd()): Promise<void> {
+  const ep = parseEntrypoint(dir, 'ng-test');
+  const examplePath = `${ep.dir}/data/example.jsonl`;
+  if (ep.kind !== 'resources_servers' || !existsSync(join(cwd, examplePath))) return;
+  const description = await describeServerFolder(join(cwd, ep.dir));
+  if (!description) return;
+  const checks = rowChecksOf(`resources server ${ep.folder}`, description.verifyRequestSchema, description.tools.map((t) => t.name), configsOfferTools(join(cwd, ep.dir, 'configs')));
+  const problems: string[] = [];
+  let toolless = 0;
+  for await (const { lineNo, text } of readLines(join(cwd, examplePath))) {
+    let row: unknown;
+    try {
+      row = JSON.parse(text);
+    } catch {
+      continue; // the row checks of ng-prepare-data report it
+    }
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) continue;
+    const fit = checkRowAgainst(Object.keys(row), (row as { responses_create_params?: unknown }).responses_create_params, checks);
+    for (const p of fit.problems) problems.push(`line ${lineNo}: \`${p.field}\` ${p.message}`);
+    if (fit.noTools) toolless++;
+  }
+  check(problems.length === 0, `The rows of ${examplePath} do not fit the verify request of ${ep.dir}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  if (toolless > 0) process.stdout.write(`${noToolsWarning(checks, toolless, examplePath)}\n`);
+}
+
 export async function testMain(config: Record<string, unknown>): Promise<number> {
   const ep = parseEntrypoint(config.entrypoint, 'ng-test');
   const shouldValidate = toBool(config.should_validate_data, 'should_validate_data');
@@ -225,6 +320,7 @@ export async function testMain(config: Record<string, unknown>): Promise<number>
   }
   if (shouldValidate) {
     try {
+      await checkExampleRows(ep.dir, cwd);
       validateData(ep.dir, cwd);
     } catch (err) {
       if (err instanceof DataValidationError) {
@@ -279,6 +375,7 @@ export async function testAllMain(config: Record<string, unknown>): Promise<numb
       );
     }
     try {
+      await checkExampleRows(dir, cwd);
       validateData(dir, cwd);
     } catch (err) {
       if (err instanceof DataValidationError) invalid.push(dir);

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument, parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
@@ -128,25 +128,27 @@ export interface ParsedConfig {
   almostServers: { name: string; issues: InstanceIssue[] }[];
 }
 
+/** Levenshtein distance: insertions, deletions and substitutions that turn `a` into `b`. */
+export function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0]!;
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j]!;
+      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length]!;
+}
+
 /** The candidate nearest to `name` by edit distance, if it is near enough to suggest ("did you mean"). */
 export function closest(name: string, candidates: string[]): string | undefined {
-  const dist = (a: string, b: string) => {
-    const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      let prev = dp[0]!;
-      dp[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const tmp = dp[j]!;
-        dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-        prev = tmp;
-      }
-    }
-    return dp[b.length]!;
-  };
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = dist(name, c);
+    const d = editDistance(name, c);
     if (d < bestD) {
       bestD = d;
       best = c;
@@ -170,6 +172,29 @@ export function formatAlmostServers(list: { name: string; issues: InstanceIssue[
   }
   lines.push('═'.repeat(60), '');
   return lines.join('\n');
+}
+
+/**
+ * Server folders upstream's README (at the ported commit) names by their old names, with what
+ * they are here: a config path under an old folder that does not exist is read from the new one.
+ * python_math_exec's one config is math_with_code.yaml here (its instances are `math_with_code`
+ * and `math_with_code_simple_agent`).
+ */
+const RENAMED_CONFIGS: readonly (readonly [string, string])[] = [
+  ['resources_servers/library_judge_math/', 'resources_servers/math_with_judge/'],
+  ['resources_servers/python_math_exec/configs/python_math_exec.yaml', 'resources_servers/math_with_code/configs/math_with_code.yaml'],
+  ['resources_servers/python_math_exec/', 'resources_servers/math_with_code/'],
+];
+
+/** A config path under a renamed server folder, as it is here (or the path unchanged). */
+export function renamedConfigPath(path: string, root = repoRoot()): string {
+  const abs = isAbsolute(path) ? path : join(root, path);
+  if (existsSync(abs)) return path;
+  const r = relative(root, abs).split(sep).join('/');
+  const hit = RENAMED_CONFIGS.find(([from]) => r.startsWith(from));
+  if (!hit) return path;
+  const renamed = hit[1] + r.slice(hit[0].length);
+  return existsSync(join(root, renamed)) ? renamed : path;
 }
 
 export async function parseGlobalConfig(options: ParseOptions = {}): Promise<ParsedConfig> {
@@ -196,7 +221,13 @@ export async function parseGlobalConfig(options: ParseOptions = {}): Promise<Par
   const listedBy = new Map<string, string>(paths.map((p) => [p, 'config_paths' in g0 ? 'the command line' : 'env.yaml']));
   const extra: { dict: ConfigDict; source: string }[] = [];
   for (let i = 0; i < paths.length; i++) {
-    const p = paths[i]!;
+    let p = paths[i]!;
+    const renamed = renamedConfigPath(p, root);
+    if (renamed !== p) {
+      (options.warn ?? ((t: string) => process.stderr.write(`${t}\n`)))(`Note: ${p} is ${renamed} here (upstream's server folder was renamed).`);
+      listedBy.set(renamed, listedBy.get(p)!);
+      paths[i] = p = renamed;
+    }
     const abs = isAbsolute(p) ? p : join(root, p);
     const dict = loadYamlFile(abs, listedBy.get(p));
     extra.push({ dict, source: rel(abs) });

@@ -44,6 +44,7 @@ export const GLOBAL_SETTINGS = {
   http_retry_max_elapsed_s: { type: 'float', default: 120, doc: 'seconds a call may spend retrying' },
   replica_health_interval_s: { type: 'float', default: 1, doc: 'how often clients check the replicas of an instance' },
   replica_health_timeout_s: { type: 'float', default: 2, doc: 'how long a replica health check may take' },
+  offer_server_tools: { type: 'bool', default: false, doc: "agents offer the model the resources server's tools (GET /ng_tools) when a task row lists none; an agent's block may set it too" },
   global_aiohttp_connector_limit_per_host: { type: 'int', default: 1024, doc: "the Python run_examples' connections per agent" },
   global_aiohttp_connector_limit: { type: 'int', default: null, doc: UNUSED, upstreamOnly: true },
   global_aiohttp_client_request_debug: { type: 'bool', default: false, doc: UNUSED, upstreamOnly: true },

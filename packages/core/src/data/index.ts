@@ -7,3 +7,4 @@ export { jsonlProblem, readJsonl, readJsonlSync } from './jsonl.js';
 export { pyDumps } from '../py/dumps.js';
 export { mulberry32 } from './random.js';
 export { checkCreateParams, sampleMetrics } from './validate.js';
+export { rowChecksOf, checkRowAgainst, noToolsWarning, type RowChecks } from './row-fields.js';

@@ -17,8 +17,9 @@ import { diffMetrics } from './compare.js';
 import { readLines } from './lines.js';
 import { DatasetMetrics, MetricFloat, type MetricsDoc } from './metrics.js';
 import { pyDumps } from '../py/dumps.js';
-import { pyJsonLoads, PyJsonDecodeError, type PyDict, type PyValue } from '../py/json.js';
+import { pyJsonLoads, PyJsonDecodeError, toPlain, type PyDict, type PyValue } from '../py/json.js';
 import { checkRow, type RowProblem } from './validate.js';
+import { checkRowAgainst, noToolsWarning, type RowChecks } from './row-fields.js';
 
 export type DatasetType = 'train' | 'validation' | 'example';
 export type PrepareMode = 'train_preparation' | 'example_validation';
@@ -53,6 +54,11 @@ export interface PrepareDataOptions {
   download?: (dataset: DatasetSpec, absPath: string) => Promise<void>;
   /** Invalid rows printed per dataset before summarising the rest (default 20). */
   maxReportedRows?: number;
+  /**
+   * What an agent's rows are checked against (its resources server's verify-request fields and
+   * tools, see row-fields.ts); null or absent: only the row checks of validate.ts.
+   */
+  rowChecks?: (agentName: string) => Promise<RowChecks | null>;
 }
 
 export interface BadRow {
@@ -234,7 +240,7 @@ export class DataPrepareEngine {
   }
 
   /** Validate one dataset file and compute its metrics (streaming, one line in memory). */
-  async validateDataset(d: DatasetSpec): Promise<{ metrics: DatasetMetrics; offendingIndexes: number[]; badRows: BadRow[]; validRows: number }> {
+  async validateDataset(d: DatasetSpec, checks: RowChecks | null = null): Promise<{ metrics: DatasetMetrics; offendingIndexes: number[]; badRows: BadRow[]; validRows: number }> {
     const metrics = new DatasetMetrics();
     const offendingIndexes: number[] = [];
     const badRows: BadRow[] = [];
@@ -243,10 +249,13 @@ export class DataPrepareEngine {
     if (d.num_repeats > 1) {
       this.log(`Dataset ${d.name} repeating ${d.num_repeats}x: each line repeated ${d.num_repeats} times (e.g. pattern: abc -> aaaabbbbcccc)`);
     }
+    let toolless = 0;
     for await (const { lineNo, text } of readLines(this.abs(d.jsonl_fpath))) {
       const checked = checkRow(text);
-      if (!checked.ok) {
-        badRows.push({ line: lineNo, problems: checked.problems });
+      const fit = checked.ok && checks ? checkRowAgainst([...checked.row.keys()], checks.offers ? undefined : toPlain(checked.row.get('responses_create_params')!), checks) : null;
+      if (fit?.noTools) toolless++;
+      if (!checked.ok || (fit && fit.problems.length > 0)) {
+        badRows.push({ line: lineNo, problems: checked.ok ? fit!.problems : checked.problems });
         for (let r = 0; r < d.num_repeats; r++) offendingIndexes.push(index++);
         continue;
       }
@@ -259,6 +268,7 @@ export class DataPrepareEngine {
       }
     }
     metrics.finishOther();
+    if (checks && toolless > 0) this.log(noToolsWarning(checks, toolless, d.jsonl_fpath));
     return { metrics, offendingIndexes, badRows, validRows };
   }
 
@@ -355,8 +365,9 @@ export class DataPrepareEngine {
     const typeMetrics = new Map<DatasetType, DatasetMetrics>();
     const conflicts: string[] = [];
     for (const a of selected) {
+      const checks = (await this.opts.rowChecks?.(a.name)) ?? null;
       for (const d of a.datasets) {
-        const state = await this.validateDataset(d);
+        const state = await this.validateDataset(d, checks);
         this.reportBadRows(d, state.badRows);
         let acc = typeMetrics.get(d.type);
         if (!acc) typeMetrics.set(d.type, (acc = new DatasetMetrics()));

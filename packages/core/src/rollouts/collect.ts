@@ -197,7 +197,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
   if (opts.preflight) {
     const agents = await agentRefNames(opts.inputPath, limit);
     if (opts.agentName) agents.add(opts.agentName);
-    await preflight(opts.client, [...agents], { log, ...(typeof opts.preflight === 'object' ? opts.preflight : {}) });
+    await preflight(opts.client, [...agents], { log, rows: { path: opts.inputPath, limit, agentName: opts.agentName }, ...(typeof opts.preflight === 'object' ? opts.preflight : {}) });
   }
   if (opts.signal?.aborted) throw new NgError('NG_ERR_USAGE', 'the collection was stopped before it started; nothing was written.');
 

@@ -250,13 +250,25 @@ export class MetricsAccumulator {
     return out;
   }
 
+  /**
+   * The fields some rows lack (a verifier field only one environment of a mixed run sets, a metric
+   * only some outcomes carry): their mean over the rows that have them, and how many those are.
+   * `means()` divides by every row, as upstream does, which reads 0.333 for a field that is 1 on
+   * the third of the rows that have it.
+   */
+  presentMeans(): Record<string, { mean: number; rows: number }> {
+    const out: Record<string, { mean: number; rows: number }> = {};
+    for (const [k, n] of this.counts) if (n < this.rows) out[k] = { mean: this.sums.get(k)! / n, rows: n };
+    return out;
+  }
+
   /** pass@k and mean@k over tasks (k = the number of rollouts each task has). */
   passAtK(): Record<string, number> | null {
     return passAtKOf(this.perTask);
   }
 
   summary(): Record<string, unknown> {
-    const out: Record<string, unknown> = { rows: this.rows, mean: this.means() };
+    const out: Record<string, unknown> = { rows: this.rows, mean: this.means(), ...withPresentMeans(this) };
     const pk = this.passAtK();
     if (pk) Object.assign(out, pk);
     const components = this.componentStats();
@@ -274,7 +286,7 @@ export class MetricsAccumulator {
     }
     if (this.perAgent.size > 1) {
       out.per_agent = Object.fromEntries(
-        [...this.perAgent].map(([a, acc]) => [a, { rows: acc.rows, mean: acc.means(), ...(acc.passAtK() ?? {}), ...(acc.masked ? { masked: acc.masked } : {}) }]),
+        [...this.perAgent].map(([a, acc]) => [a, { rows: acc.rows, mean: acc.means(), ...withPresentMeans(acc), ...(acc.passAtK() ?? {}), ...(acc.masked ? { masked: acc.masked } : {}) }]),
       );
     }
     return out;
@@ -300,6 +312,12 @@ export function passAtKOf(perTask: ReadonlyMap<number, number[]>): Record<string
     out[`pass@${kk}`] = mean(rewards.map((rs) => (binary ? passAtKUnbiased(rs.length, rs.filter((r) => r === 1).length, kk) : Math.max(...rs.slice(0, kk)))));
   }
   return out;
+}
+
+/** `{mean_where_present}` when some field is missing from some rows, else nothing. */
+function withPresentMeans(acc: MetricsAccumulator): { mean_where_present?: Record<string, { mean: number; rows: number }> } {
+  const present = acc.presentMeans();
+  return Object.keys(present).length > 0 ? { mean_where_present: present } : {};
 }
 
 /** 1 - C(n - c, k) / C(n, k): the chance that at least one of k samples (of n, c correct) is correct. */

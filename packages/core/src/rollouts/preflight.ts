@@ -8,13 +8,21 @@
  * 3. each of those model servers gets its backend's model list (`GET /v1/models`, one cheap
  *    request through the model server, which holds the URL and the key). Any answer but a refused
  *    key (401/403) or a server error counts as up: a backend without a model list (404) answers.
+ * 4. given the input file (`rows`), every row's top-level fields are checked against the verify
+ *    request of its agent's resources server (GET /ng_verify_schema; the rule is in
+ *    data/row-fields.ts): a misspelt or missing task field is refused here, naming the row, the
+ *    field and the nearest known name, instead of failing at /verify after the model call.
  *
  * Nothing is sent to `/run` and nothing is written. Every problem found is reported, one line each.
  */
 import { getFirstServerConfigDict, asServerRef } from '../config/instances.js';
 import { isDict, type ConfigDict } from '../config/merge.js';
 import { closest } from '../config/parse.js';
+import { readLines } from '../data/lines.js';
+import { checkRowAgainst, noToolsWarning, rowChecksOf, type RowChecks } from '../data/row-fields.js';
 import { PreflightError } from '../errors.js';
+import { TOOLS_PATH, VERIFY_SCHEMA_PATH, type FunctionToolDefinition, type JsonSchema } from '../server/describe.js';
+import { offersServerTools } from '../server/tool-loop.js';
 import type { ServerClient } from '../client/client.js';
 
 export interface PreflightOptions {
@@ -22,7 +30,12 @@ export interface PreflightOptions {
   timeoutMs?: number;
   /** Notes that are not failures (e.g. a model server without a model list). */
   log?: (msg: string) => void;
+  /** The input rows, checked against their resources servers' verify requests (step 4). */
+  rows?: { path: string; limit: number | null; agentName?: string };
 }
+
+/** Rows named in a report before the rest are counted. */
+const ROWS_LISTED = 10;
 
 export interface PreflightReport {
   /** Servers that answered, by instance name. */
@@ -155,8 +168,65 @@ export async function preflight(client: ServerClient, agentNames: readonly strin
     }),
   );
 
+  // 4. The rows against the verify requests of their servers (only when everything answered).
+  if (problems.length === 0 && options.rows) problems.push(...(await rowProblems(client, known, options.rows, timeoutMs, options.log)));
+
   if (problems.length > 0) {
     throw new PreflightError(`${problems.length === 1 ? 'a check before the first rollout failed' : `${problems.length} checks before the first rollout failed`}; nothing was sent or written:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
   return { servers: [...up], backends };
+}
+
+/** What each agent's resources server publishes: its verify-request fields and its tools. */
+async function agentRowChecks(client: ServerClient, agents: readonly string[], timeoutMs: number): Promise<Map<string, RowChecks>> {
+  const config = client.globalConfig;
+  const out = new Map<string, RowChecks>();
+  const getJson = async <T>(server: string, path: string): Promise<T | null> => {
+    const res = await client.get(server, path, { retry: false, signal: AbortSignal.timeout(timeoutMs) });
+    return res.ok ? res.json<T>() : null;
+  };
+  await Promise.all(
+    agents.map(async (agent) => {
+      const inner = getFirstServerConfigDict(config, agent) ?? {};
+      const ref = asServerRef(inner.resources_server);
+      if (!ref || !getFirstServerConfigDict(config, ref.name)) return;
+      const [schema, tools] = await Promise.all([getJson<JsonSchema>(ref.name, VERIFY_SCHEMA_PATH), getJson<FunctionToolDefinition[]>(ref.name, TOOLS_PATH)]);
+      const offers = offersServerTools(inner as { offer_server_tools?: boolean | null }, config);
+      out.set(agent, rowChecksOf(`resources server \`${ref.name}\``, schema && typeof schema === 'object' ? schema : null, Array.isArray(tools) ? tools.map((t) => t.name) : [], offers));
+    }),
+  );
+  return out;
+}
+
+/** Step 4: one problem per row whose fields do not fit (the first ROWS_LISTED, then a count); tool warnings go to `log`. */
+async function rowProblems(client: ServerClient, agents: readonly string[], rows: NonNullable<PreflightOptions['rows']>, timeoutMs: number, log?: (msg: string) => void): Promise<string[]> {
+  const checks = await agentRowChecks(client, agents, timeoutMs);
+  if (checks.size === 0) return [];
+  const problems: string[] = [];
+  let bad = 0;
+  const toolless = new Map<RowChecks, number>();
+  let index = -1;
+  for await (const { lineNo, text } of readLines(rows.path)) {
+    index++;
+    if (rows.limit !== null && index >= rows.limit) break;
+    let row: Record<string, unknown>;
+    try {
+      row = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      continue; // recorded as a bad row when it runs
+    }
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) continue;
+    const ref = row.agent_ref as { name?: unknown } | undefined;
+    const agent = typeof ref?.name === 'string' ? ref.name : rows.agentName;
+    const check = agent === undefined ? undefined : checks.get(agent);
+    if (!check) continue;
+    const found = checkRowAgainst(Object.keys(row), row.responses_create_params, check);
+    if (found.problems.length > 0 && ++bad <= ROWS_LISTED) {
+      problems.push(`row ${index} (line ${lineNo} of ${rows.path}): ${found.problems.map((p) => `\`${p.field}\` ${p.message}`).join('; ')}`);
+    }
+    if (found.noTools) toolless.set(check, (toolless.get(check) ?? 0) + 1);
+  }
+  if (bad > ROWS_LISTED) problems.push(`… and ${bad - ROWS_LISTED} more rows whose fields do not fit their verify request`);
+  for (const [check, n] of toolless) log?.(noToolsWarning(check, n, rows.path));
+  return problems;
 }

@@ -24,6 +24,7 @@ import { collectSecretValues } from '../config/redact.js';
 import { closest } from '../config/parse.js';
 import { loggerOptionsFrom, makeLogger, type Logger } from './logger.js';
 import { mountMcpIfEnabled } from './mcp.js';
+import type { ResourcesServerDescription } from './describe.js';
 import { sessionCookies, type Session } from './session.js';
 
 export { RawJson, SseReply };
@@ -73,6 +74,8 @@ export interface HandlerContext<C, S> extends SetupContext<C> {
 
 export interface Route<C, S, B extends z.ZodType = z.ZodType> {
   body: B;
+  /** What the route does; a resources server's tools offer it to the model (GET /ng_tools). */
+  description?: string;
   handler: (body: z.output<B>, ctx: HandlerContext<C, S>) => unknown;
 }
 
@@ -103,6 +106,8 @@ export interface BuildOptions {
 export interface ServerDefinition<C = unknown, S = unknown> {
   kind: ServerKind;
   className: string;
+  /** Resources servers: their tools and verify-request schema (see describe.ts). */
+  describe?: () => ResourcesServerDescription;
   build(options: BuildOptions): Promise<FastifyInstance & { ngContext: SetupContext<C> & { state: S } }>;
   start(): Promise<FastifyInstance>;
 }

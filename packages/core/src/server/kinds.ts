@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ConfigError, HttpError, ServerDefinitionError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import { fullCreateParamsDump, fullResponseDump, ResponseCreateParamsSchema, ResponseSchema, type ResponseCreateParams } from '../openai/schemas.js';
+import { jsonSchemaOf, toolDefinitions, TOOLS_PATH, VERIFY_SCHEMA_PATH, type ResourcesServerDescription } from './describe.js';
 import { isPromiseLike } from './fast-path.js';
 import { gymnasiumRoutes, noVerifyRoute, type GymnasiumEnv } from './gymnasium.js';
 import { messagesRoutes, type CountTokens } from './messages-route.js';
@@ -118,7 +119,18 @@ export interface ResourcesServerInput<CS extends z.ZodType, S> extends ServerDef
 
 export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input: ResourcesServerInput<CS, S>): ServerDefinition<z.output<CS>, S> {
   if (!input.verify && !input.gymnasium) throw new ServerDefinitionError(`${input.className}: a resources server needs \`verify\` (or \`gymnasium\`, whose /step scores)`);
-  return defineServer('resources_servers', input, (ctx) => {
+  let description: ResourcesServerDescription | undefined;
+  const describe = (): ResourcesServerDescription =>
+    (description ??= { tools: toolDefinitions(input.tools ?? {}), verifyRequestSchema: input.verify ? jsonSchemaOf(input.verify.body) : null });
+  const withDescription: ResourcesServerInput<CS, S> = {
+    ...input,
+    routes: async (app, ctx) => {
+      app.get(TOOLS_PATH, async () => describe().tools);
+      if (input.verify) app.get(VERIFY_SCHEMA_PATH, async () => describe().verifyRequestSchema);
+      if (input.routes) await input.routes(app, ctx);
+    },
+  };
+  const definition = defineServer('resources_servers', withDescription, (ctx) => {
     const verify = input.verify ?? (noVerifyRoute(input.className) as AnyRoute<z.output<CS>, S>);
     const routes = [
       {
@@ -153,6 +165,7 @@ export function defineResourcesServer<CS extends z.ZodType, S = undefined>(input
     if (input.gymnasium) routes.push(...(gymnasiumRoutes(input.className, input.gymnasium, ctx) as typeof routes));
     return routes;
   });
+  return { ...definition, describe };
 }
 
 export interface ModelServerInput<CS extends z.ZodType, S> extends ServerDefinitionInput<CS, S> {

@@ -10,8 +10,11 @@ import { answerCode, HttpError, type NgCode } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import type { ServerResponse } from '../client/client.js';
 import { fullResponseDump, type ResponseCreateParams } from '../openai/schemas.js';
+import { settingValue } from '../config/settings.js';
+import type { ConfigDict } from '../config/merge.js';
 import { pyJsonDumps } from '../py/json.js';
 import { addUsage } from '../responses.js';
+import { TOOLS_PATH } from './describe.js';
 
 export const DEFAULT_MAX_STEPS = 100;
 
@@ -34,6 +37,41 @@ export interface ToolLoopOptions {
   toolTimeoutMs?: number | null;
   /** The model session to continue (cookies of earlier calls of the same rollout). */
   modelCookies?: Cookies;
+  /** A request without tools gets the resources server's own (see {@link offersServerTools}). */
+  offerServerTools?: boolean;
+}
+
+/**
+ * Whether an agent offers the resources server's tools to a row that lists none: its own block's
+ * `offer_server_tools` when set, else the global setting of that name (default false: upstream
+ * sends the row's tools as they are).
+ */
+export function offersServerTools(agentConfig: { offer_server_tools?: boolean | null }, globalConfig: ConfigDict): boolean {
+  const own = agentConfig.offer_server_tools;
+  return typeof own === 'boolean' ? own : settingValue(globalConfig, 'offer_server_tools') === true;
+}
+
+const serverToolsCache = new WeakMap<ServerClient, Map<string, Promise<Json[]>>>();
+
+/**
+ * The function tools a resources server declares (GET /ng_tools), fetched once per client and
+ * server. A server that does not publish them (404) has none.
+ */
+export function serverTools(client: ServerClient, resources: string, signal?: AbortSignal): Promise<Json[]> {
+  let byServer = serverToolsCache.get(client);
+  if (!byServer) serverToolsCache.set(client, (byServer = new Map()));
+  let tools = byServer.get(resources);
+  if (!tools) {
+    tools = client.get(resources, TOOLS_PATH, { signal }).then((res) => {
+      if (res.status === 404) return [];
+      if (!res.ok) throw hopFailure('resources', `resources server \`${resources}\` ${TOOLS_PATH}`, res);
+      return res.json<Json[]>();
+    });
+    // A failed fetch is tried again by the next rollout.
+    tools.catch(() => byServer.delete(resources));
+    byServer.set(resources, tools);
+  }
+  return tools;
 }
 
 /** Why the loop stopped: an answer without tool calls, a truncated generation, the step limit, or an ending tool. */
@@ -122,7 +160,11 @@ export async function runToolLoop(
   options: ToolLoopOptions = {},
 ): Promise<ToolLoopResult> {
   // Read-only below: every request is built from fresh copies.
-  const body = params as Json;
+  let body = params as Json;
+  if (options.offerServerTools && !(Array.isArray(body.tools) && body.tools.length > 0)) {
+    const tools = await serverTools(client, config.resources_server.name, signal);
+    if (tools.length > 0) body = { ...body, tools };
+  }
   const input = inputItems(params);
   const newOutputs: Json[] = [];
   let modelCookies: Cookies = { ...options.modelCookies };
