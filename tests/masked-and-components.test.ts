@@ -77,7 +77,7 @@ describe('masked samples', () => {
     expect(table).toMatch(/reward\s+mean 0\.333/);
 
     // ng-export leaves them out and says how many.
-    const exported = await runInProcess(exportCommand, [`+input=${join(dir, 'masked_out.jsonl')}`, `+output=${join(dir, 'masked_rl.jsonl')}`, '+format=rl']);
+    const exported = await runInProcess(exportCommand, [`+input=${join(dir, 'masked_out.jsonl')}`, `+output=${join(dir, 'masked_sft.jsonl')}`, '+format=sft']);
     expect(exported.code).toBe(0);
     expect(exported.stdout).toContain('Left out:');
     expect(exported.stdout).toMatch(/ {2}3 masked samples \(mask_sample: true; kept in the rollouts, never trained on\) \(first lines: \d, \d, \d\)/);

@@ -21,8 +21,25 @@ export interface Stack {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
+/**
+ * ng-run on a free head port. The port is picked here and given to ng-run, so another test's
+ * server can take it in between: a start that fails with EADDRINUSE on that port is tried again on
+ * a new one (at most 3 attempts, each within `timeoutMs`).
+ */
 export async function startStack(args: string[], timeoutMs = 60_000): Promise<Stack> {
   requireBuild();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackOnce(args, timeoutMs);
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof HeadPortTaken)) throw err;
+    }
+  }
+}
+
+class HeadPortTaken extends Error {}
+
+async function startStackOnce(args: string[], timeoutMs: number): Promise<Stack> {
   const headPort = await findOpenPort([]);
   const started = Date.now();
   const proc = spawn(process.execPath, [BIN('run'), ...args, `+head_server.port=${headPort}`, '+head_server.host=127.0.0.1'], {
@@ -44,7 +61,8 @@ export async function startStack(args: string[], timeoutMs = 60_000): Promise<St
     proc.stdout!.on('data', check);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`ng-run exited with ${code} before it was ready:\n${out}`));
+      const message = `ng-run exited with ${code} before it was ready:\n${out}`;
+      reject(out.includes(`127.0.0.1:${headPort} (listen EADDRINUSE`) ? new HeadPortTaken(message) : new Error(message));
     });
   });
   return {
