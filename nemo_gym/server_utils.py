@@ -27,7 +27,8 @@ __all__ = [
 ]
 
 
-# Failure classes (the collector's vocabulary, failures.ts), from the NG_ERR_* code or the status.
+# Failure classes (the collector's vocabulary, failures.ts CODE_CLASSES, kept equal by a test), from
+# the NG_ERR_* code or the status.
 _REASON_BY_CODE = {
     "NG_ERR_TIMEOUT": "timeout",
     "NG_ERR_MODEL_TIMEOUT": "timeout",
@@ -39,6 +40,12 @@ _REASON_BY_CODE = {
     "NG_ERR_BAD_RESULT": "bad_result",
     "NG_ERR_BAD_JSON": "bad_result",
     "NG_ERR_BAD_ROW": "bad_row",
+    "NG_ERR_GROUP_VERIFY": "group_failed",
+    "NG_ERR_USER_MODEL_FAILED": "model_unreachable",
+    "NG_ERR_USER_MODEL_TIMEOUT": "timeout",
+    "NG_ERR_REMOTE_AGENT_FAILED": "agent_unreachable",
+    "NG_ERR_REMOTE_AGENT_TIMEOUT": "timeout",
+    "NG_ERR_REMOTE_AGENT_BAD_RESPONSE": "bad_result",
 }
 
 

@@ -43,9 +43,10 @@ export const FAILURE_LABELS: Record<FailureClass, string> = {
 /**
  * The class of each code that names what went wrong behind the agent. Agents and judges pass these
  * codes on (client/relay.ts), so a failure is classified the same whichever hop saw it. Codes not
- * listed here are classified by the answer's status.
+ * listed here are classified by the answer's status. The Python package keeps the same table
+ * (nemo_gym/server_utils.py `_REASON_BY_CODE`; a test holds them equal).
  */
-const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
+export const CODE_CLASSES: Readonly<Record<string, FailureClass>> = {
   NG_ERR_MODEL_UNREACHABLE: 'model_unreachable',
   NG_ERR_MODEL_TIMEOUT: 'timeout',
   NG_ERR_TIMEOUT: 'timeout',

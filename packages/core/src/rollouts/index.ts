@@ -1,6 +1,6 @@
 /** @nemo-gym/core/rollouts: The rollout collection engine behind ng-collect-rollouts. */
 export { collectionPaths, collectRollouts, DEFAULT_MAX_CONSECUTIVE_FAILURES, type CollectSummary, type Progress } from './collect.js';
-export { classifyAnswer, classifyFailure, FAILURE_LABELS, type FailureClass } from './failures.js';
+export { classifyAnswer, classifyFailure, CODE_CLASSES, FAILURE_LABELS, type FailureClass } from './failures.js';
 export { preflight, type PreflightOptions } from './preflight.js';
 export { sidecarPath, type AttemptRecord } from './sink.js';
 export { mergeRollouts, parseShard } from './merge.js';
