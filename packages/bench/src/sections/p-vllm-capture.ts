@@ -19,18 +19,16 @@
  * bytes per call, bytes the capture held per call, and the trajectory's size.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { importBuilt } from '../built.js';
 import { numberArg } from '../load.js';
+import { startStubVllm, STUB_BASE_TOKENS, STUB_GEN_TOKENS, STUB_TOOL_TOKENS } from '../stub-vllm.js';
 
-const GEN = 100;
-const TOOL = 150;
-const BASE = 1000;
-const idAt = (i: number) => (i * 7919) % 151_000;
-const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => idAt(from + k));
+const GEN = STUB_GEN_TOKENS;
+const TOOL = STUB_TOOL_TOKENS;
+const BASE = STUB_BASE_TOKENS;
 
 /** The child: vllm_model on a port, telling its CPU time on request. */
 async function serve(stubUrl: string, answerIds: boolean): Promise<void> {
@@ -59,31 +57,9 @@ async function main(): Promise<void> {
   const CONCURRENCY = numberArg('concurrency', 32);
   const ROUNDS = numberArg('rounds', 5);
 
-  // The stub: the prompt is as long as the history (1000 + 250 tokens a turn), so a rollout's calls chain by prefix.
-  const stub = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: unknown[] };
-      const turn = (body.messages.length - 2) / 2;
-      const start = BASE + turn * (GEN + TOOL);
-      const gen = ids(start, start + GEN);
-      const out = JSON.stringify({
-        id: 'chatcmpl-bench', object: 'chat.completion', created: 1700000000, model: 'm',
-        prompt_token_ids: ids(0, start),
-        choices: [{
-          index: 0, finish_reason: 'tool_calls', token_ids: gen,
-          logprobs: { content: gen.map((t, k) => ({ token: `token_id:${t}`, logprob: -0.001 * (k + 1), bytes: null, top_logprobs: [] })) },
-          message: { role: 'assistant', content: 'Let me look at the failing test first.', tool_calls: [{ id: `call_${turn}`, type: 'function', function: { name: 'bash', arguments: '{"command": "pytest -x tests/test_core.py"}' } }] },
-        }],
-        usage: { prompt_tokens: start, completion_tokens: GEN, total_tokens: start + GEN },
-      });
-      res.setHeader('content-type', 'application/json');
-      res.end(out);
-    });
-  });
-  await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
-  const stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/v1`;
+  // The stub vLLM: the prompt is as long as the history (1000 + 250 tokens a turn), so a rollout's calls chain by prefix.
+  const stub = await startStubVllm();
+  const stubUrl = stub.url;
 
   // Two servers: captured calls answer without ids (the default), and with them (answer_token_ids).
   const start = async (answerIds: boolean) => {
@@ -202,7 +178,7 @@ async function main(): Promise<void> {
   servers.plain.child.kill();
   servers.withIds.child.kill();
   await agent.close();
-  await new Promise<void>((r) => stub.close(() => r()));
+  await stub.close();
 }
 
 const serveAt = process.argv.indexOf('--serve');
