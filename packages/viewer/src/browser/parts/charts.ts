@@ -254,9 +254,11 @@ async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], by: stri
         { label: 'pass rate', data: groups.map((g) => g.passRate ?? 0), color: BLUE },
       ],
     });
-    const head = el('tr', {}, ['Value', 'Rows', 'Masked', 'Mean reward', 'Pass rate', 'Output tokens', 'Tool errors', 'p50 s'].map((h) => el('th', { text: h })));
+    // The masked column only when the run has masked samples.
+    const anyMasked = b.groups.some((g) => g.masked > 0);
+    const head = el('tr', {}, ['Value', 'Rows', ...(anyMasked ? ['Masked'] : []), 'Mean reward', 'Pass rate', 'Output tokens', 'Tool errors', 'p50 s'].map((h) => el('th', { text: h })));
     const rows = b.groups.map((g) => el('tr', { 'data-value': g.value }, [
-      el('td', { text: g.value, title: g.value }), el('td', { text: String(g.rows) }), el('td', { text: String(g.masked) }), el('td', { text: fmt(g.meanReward) }), el('td', { text: fmt(g.passRate) }),
+      el('td', { text: g.value, title: g.value }), el('td', { text: String(g.rows) }), anyMasked ? el('td', { text: String(g.masked) }) : null, el('td', { text: fmt(g.meanReward) }), el('td', { text: fmt(g.passRate) }),
       el('td', { text: fmt(g.meanOutputTokens) }), el('td', { text: g.toolErrors + ' / ' + g.toolCalls, className: g.toolErrors ? 'error' : '' }), el('td', { text: fmt(g.p50LatencyS) }),
     ]));
     card.appendChild(el('div', { className: 'table-scroll' }, [el('table', { className: 'breakdown' }, [el('thead', {}, [head]), el('tbody', {}, rows)])]));
