@@ -52,7 +52,7 @@ export interface RowSummary {
   /** Why the row was masked (`failure_reason`, shortened), when it is masked. */
   failureReason: string | null;
   /** Named reward components (`reward_components`), as [name, value] pairs. */
-  components: [string, number][];
+  components: readonly (readonly [string, number])[];
 }
 
 /** Keys the collector adds to each output row; bookkeeping, not scores. */
@@ -66,6 +66,8 @@ export interface HistogramBin {
 }
 
 const PREVIEW_CHARS = 160;
+/** The components of the many rows that have none (one shared empty list, not one per row). */
+const NO_COMPONENTS: readonly (readonly [string, number])[] = Object.freeze([]);
 const MAX_SCORES = 6;
 /** Text fields kept per row for grouping: at most this many, each at most this long (longer text is no category). */
 const MAX_LABELS = 8;
@@ -175,7 +177,7 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
     labels: {},
     masked: false,
     failureReason: null,
-    components: [],
+    components: NO_COMPONENTS,
   };
   let parsed: unknown;
   try {
@@ -233,7 +235,8 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
     base.masked = true;
     base.failureReason = typeof row.failure_reason === 'string' && row.failure_reason !== '' ? shorten(row.failure_reason) : 'unspecified';
   }
-  base.components = [...(rewardComponentsOf(row) ?? [])];
+  const components = rewardComponentsOf(row);
+  if (components) base.components = [...components];
   const problems: string[] = [];
   if (!isObj(row.responses_create_params)) problems.push('responses_create_params: missing or not an object');
   if (!isObj(response)) problems.push('response: missing (not a rollout row)');
