@@ -7,8 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startViewer, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
+import { haveChromium, openViewer, waitText, type Browser, type Page } from './chromium.js';
 import { ARTIFACTS, MASKED_PLAN, maskedFacts, writeMaskedFile } from './fixtures.js';
 
 interface Fact {
@@ -53,23 +52,18 @@ function expected(rows: Fact[]) {
 
 describe.skipIf(!haveChromium)('viewer: masked samples and reward components in headless Chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ng-viewer-masked-'));
-  let viewer: ViewerHandle;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     writeMaskedFile(join(dir, 'masked.jsonl'));
-    viewer = await startViewer({ jsonlPath: join(dir, 'masked.jsonl'), port: 0 });
-    browser = await launchChromium(dir);
+    browser = await openViewer(dir, { jsonlPath: join(dir, 'masked.jsonl') });
     page = browser.page;
-    await page.goto(viewer.url);
-    await page.waitForSelector('body[data-ready="1"]');
   });
 
   afterAll(async () => {
     await browser?.close();
-    await viewer?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
