@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveChromium, openViewer, waitText, type Browser, type Page } from './chromium.js';
-import { ARTIFACTS, MASKED_PLAN, maskedFacts, writeMaskedFile } from './fixtures.js';
+import { ARTIFACTS, MASKED_PLAN, maskedFacts, PLAN_B, writeChartFile, writeMaskedFile } from './fixtures.js';
 
 interface Fact {
   task: number;
@@ -58,7 +58,9 @@ describe.skipIf(!haveChromium)('viewer: masked samples and reward components in 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     writeMaskedFile(join(dir, 'masked.jsonl'));
-    browser = await openViewer(dir, { jsonlPath: join(dir, 'masked.jsonl') });
+    // Run B: no masked samples, no components.
+    writeChartFile(join(dir, 'plain.jsonl'), PLAN_B);
+    browser = await openViewer(dir, { jsonlPath: join(dir, 'masked.jsonl'), compareJsonlPaths: [join(dir, 'plain.jsonl')] });
     page = browser.page;
   });
 
@@ -177,6 +179,23 @@ describe.skipIf(!haveChromium)('viewer: masked samples and reward components in 
         expect(await page.textContent('.chart-row[data-kind="reward"] .chart-card'), name).toContain('No numeric rewards.');
       }
     }
+    expect(browser.errors, browser.errors.join('\n')).toEqual([]);
+  });
+
+  it('compares masked samples and component means of two runs', async () => {
+    const want = expected(FACTS);
+    await page.click('#reset');
+    await page.waitForFunction(() => {
+      const charts = (globalThis as unknown as { document: { querySelector(s: string): { getAttribute(a: string): string | null } | null } }).document.querySelector('#charts');
+      return charts?.getAttribute('data-ready') === '1' && charts.getAttribute('data-filter') === '';
+    });
+    const table = await page.$$eval('#runs-table tbody tr[data-figure="Component correctness"] td[data-run]', (tds) => tds.map((td) => td.textContent));
+    expect(table.map((x) => (x === '–' ? x : Number(x).toFixed(3)))).toEqual([want.correctnessMean.toFixed(3), '–']);
+    await page.click('#tab-compare');
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector('#compare-summary')?.textContent?.includes('Component format') === true);
+    const cells = await page.$$eval('#compare-summary dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])));
+    expect(cells['Masked A / B (left out)']).toBe('3 / 0');
+    expect(cells['Component correctness A / B']).toBe(`${Number(want.correctnessMean.toPrecision(4))} / –`);
     expect(browser.errors, browser.errors.join('\n')).toEqual([]);
   });
 });

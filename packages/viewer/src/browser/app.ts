@@ -6,7 +6,7 @@
 import type { HistogramBin, RowSummary } from '../rollout-index.js';
 import type { ComparisonSummary, TaskComparison, TaskGroup, TaskSide } from '../tasks.js';
 import { renderCharts, rewardChart, type Run } from './parts/charts.js';
-import type { MaskedCount } from '../charts.js';
+import type { ChartData, MaskedCount } from '../charts.js';
 import { $, api, el, fmt, message } from './parts/dom.js';
 import { tokenBlock } from './parts/tokens.js';
 import { isToolError } from '../tool-errors.js';
@@ -290,6 +290,21 @@ function renderCompareSummary(files: { a: string; b: string }, s: ComparisonSumm
   add('Tasks A / B', s.tasksA + ' / ' + s.tasksB); add('Matched', String(s.matched)); add('Only A / only B', s.onlyA + ' / ' + s.onlyB);
   add('Mean A', fmt(s.meanA)); add('Mean B', fmt(s.meanB)); add('Mean Δ', deltaText(s.meanDelta));
   add('Improved', String(s.improved)); add('Regressed', String(s.regressed)); add('Unchanged', String(s.unchanged));
+  void addComponentFigures(box, add);
+}
+
+let compareDrawn = 0;
+/** Masked samples and each reward component's mean in A and in the compared run (their whole-file charts, cached on the server). */
+async function addComponentFigures(box: HTMLElement, add: (k: string, v: string) => void): Promise<void> {
+  const drawn = ++compareDrawn;
+  let a: ChartData, b: ChartData;
+  try { [a, b] = await Promise.all([api<ChartData>('/api/charts?file=a'), api<ChartData>('/api/charts?file=' + compareRun().name)]); }
+  catch (e) { return; }
+  // A newer comparison was drawn meanwhile.
+  if (drawn !== compareDrawn || !box.isConnected) return;
+  if (a.masked.count || b.masked.count) add('Masked A / B (left out)', a.masked.count + ' / ' + b.masked.count);
+  const mean = (c: ChartData, name: string) => fmt(c.components.find((x) => x.name === name)?.values.mean ?? null);
+  for (const name of [...new Set([...a.components, ...b.components].map((x) => x.name))].sort()) add('Component ' + name + ' A / B', mean(a, name) + ' / ' + mean(b, name));
 }
 
 /** The run compared with A in the Compare view. */

@@ -236,8 +236,11 @@ function grid(n: number, children: HTMLElement[]): HTMLDivElement {
   return g;
 }
 
-async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], by: string, filter: string): Promise<void> {
-  const answers = await Promise.all(runs.map((r) => api<Breakdown>('/api/breakdown?file=' + r.name + '&by=' + encodeURIComponent(by) + (filter ? '&' + filter : '')).catch((e: Error) => e)));
+async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], charts: readonly Charts[], by: string, filter: string): Promise<void> {
+  // A run without the field (another environment, no reward components) is not asked.
+  const answers = await Promise.all(runs.map((r, i) => charts[i]!.groupable.includes(by)
+    ? api<Breakdown>('/api/breakdown?file=' + r.name + '&by=' + encodeURIComponent(by) + (filter ? '&' + filter : '')).catch((e: Error) => e)
+    : new Error('No field ' + by + ' in this run.')));
   const cards = runs.map((r, i) => {
     const b = answers[i]!;
     const card = el('figure', { className: 'chart-card', 'data-run': r.name });
@@ -336,7 +339,7 @@ export async function renderCharts(box: HTMLElement, runs: readonly Run[], filte
   // Redrawn for another filter: keep the field the breakdown was grouped by.
   if (before && fields.includes(before)) select.value = before;
   const holder = el('div', { id: 'breakdown' });
-  select.addEventListener('change', () => { void drawBreakdown(holder, runs, select.value, filter); });
+  select.addEventListener('change', () => { void drawBreakdown(holder, runs, charts, select.value, filter); });
   parts.push(el('section', { className: 'chart-row', 'data-kind': 'breakdown' }, [
     el('h3', { text: 'Breakdown' }),
     el('p', { className: 'muted question', text: 'How do agents, the values of any verifier field or of a reward component, differ in reward, pass rate, tokens, tool errors and latency? (Masked samples are counted per value and left out of its reward figures.)' }),
@@ -345,5 +348,5 @@ export async function renderCharts(box: HTMLElement, runs: readonly Run[], filte
   ]));
   box.replaceChildren(...parts);
   await new Promise((r) => setTimeout(r, 0));
-  await drawBreakdown(holder, runs, select.value, filter);
+  await drawBreakdown(holder, runs, charts, select.value, filter);
 }
