@@ -1,13 +1,14 @@
 /**
  * What the charts show, aggregated on the server from the row summaries (so a file of 200,000
  * rows sends the page a few hundred numbers, never its rows): reward, per-task pass rate, token,
- * length and latency distributions, tool calls and errors per tool, and a breakdown of any
- * verifier field or the agent.
+ * length and latency distributions, tool calls and errors per tool, reward components, and a
+ * breakdown of any verifier field, reward component or the agent. Masked samples are counted apart
+ * and left out of every reward figure, as the collector's metrics leave them out.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { quantile, sidecarPath } from '@nemo-gym/core/rollouts';
-import { histogramOf, type HistogramBin, type RowSummary } from './rollout-index.js';
-import { PASS_REWARD, type TaskGroup } from './tasks.js';
+import { MetricsAccumulator, quantile, sidecarPath } from '@nemo-gym/core/rollouts';
+import { formatNumber, histogramOf, type HistogramBin, type RowSummary } from './rollout-index.js';
+import { PASS_REWARD, taskFigures, type TaskGroup } from './tasks.js';
 
 export interface Distribution {
   /** Rows that have the value. */
@@ -40,8 +41,35 @@ export interface ToolLine {
   errors: number;
 }
 
+/** Masked samples of a set of rows: how many, and how many per failure reason (largest first). */
+export interface MaskedCount {
+  count: number;
+  byReason: { reason: string; count: number }[];
+}
+
+export interface ComponentChart {
+  name: string;
+  /** The component's values over the unmasked rows that have it. */
+  values: Distribution;
+}
+
+/**
+ * The collector's metrics computed over the same rows by core's own accumulator (masked samples
+ * counted apart): `mean`, `mean_where_present`, pass@k, `reward_components`, `masked`.
+ */
+export type RunMetrics = Record<string, unknown>;
+
 export interface ChartData {
+  /** Rows the charts were computed from (the rows matching the list's filters), and the file's row count. */
+  rows: number;
+  totalRows: number;
+  /** Masked samples among them: left out of the reward, pass-rate, component and breakdown figures. */
+  masked: MaskedCount;
+  /** Tasks of these rows; rollouts per task when every task has the same number; mean pass@k and pass@1 over tasks. */
+  tasks: { count: number; k: number | null; passAtK: number | null; passAt1: number | null };
   reward: Distribution;
+  components: ComponentChart[];
+  metrics: RunMetrics;
   passRate: PassRates;
   outputTokens: Distribution;
   inputTokens: Distribution;
@@ -106,8 +134,43 @@ export function collectorLatency(jsonlPath: string): Record<string, number> | nu
   }
 }
 
-export function chartData(rows: readonly RowSummary[], tasks: readonly TaskGroup[], jsonlPath: string): ChartData {
+/** Masked samples of `rows` by failure reason. */
+export function maskedCount(rows: readonly RowSummary[]): MaskedCount {
+  const by = new Map<string, number>();
+  let count = 0;
+  for (const r of rows) {
+    if (!r.masked) continue;
+    count++;
+    const reason = r.failureReason ?? 'unspecified';
+    by.set(reason, (by.get(reason) ?? 0) + 1);
+  }
+  return { count, byReason: [...by].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0])).map(([reason, n]) => ({ reason, count: n })) };
+}
+
+/** The collector's metrics over these rows, by core's MetricsAccumulator fed what each row's summary kept. */
+export function runMetrics(rows: readonly RowSummary[]): RunMetrics {
+  const acc = new MetricsAccumulator();
+  for (const r of rows) {
+    if (r.error !== null) continue;
+    const result: Record<string, unknown> = { ...r.scores, reward: r.reward };
+    if (r.components.length) result.reward_components = Object.fromEntries(r.components);
+    if (r.masked) {
+      result.mask_sample = true;
+      result.failure_reason = r.failureReason;
+    }
+    acc.add(result, r.taskIndex ?? undefined);
+  }
+  // The per-task list is one entry per task (25,000 on a large run): the pass-rate chart shows it binned.
+  const { per_task: _perTask, ...summary } = acc.summary();
+  return summary;
+}
+
+/** Group-by name of a reward component. */
+export const componentField = (name: string): string => `reward_components.${name}`;
+
+export function chartData(rows: readonly RowSummary[], tasks: readonly TaskGroup[], jsonlPath: string, totalRows = rows.length): ChartData {
   const reward: number[] = [];
+  const components = new Map<string, number[]>();
   const outTok: number[] = [];
   const inTok: number[] = [];
   const chars: number[] = [];
@@ -119,7 +182,14 @@ export function chartData(rows: readonly RowSummary[], tasks: readonly TaskGroup
   let rowsWithToolErrors = 0;
   for (const r of rows) {
     if (r.error !== null) continue;
-    if (r.reward !== null) reward.push(r.reward);
+    if (r.reward !== null && !r.masked) reward.push(r.reward);
+    if (!r.masked) {
+      for (const [name, v] of r.components) {
+        const list = components.get(name);
+        if (list) list.push(v);
+        else components.set(name, [v]);
+      }
+    }
     if (r.outputTokens !== null) outTok.push(r.outputTokens);
     if (r.inputTokens !== null) inTok.push(r.inputTokens);
     chars.push(r.outputChars);
@@ -136,8 +206,15 @@ export function chartData(rows: readonly RowSummary[], tasks: readonly TaskGroup
     for (const k in r.scores) fields.add(k);
     for (const k in r.labels) fields.add(k);
   }
+  const names = [...components.keys()].sort();
   return {
+    tasks: taskFigures(tasks),
+    rows: rows.length,
+    totalRows,
+    masked: maskedCount(rows),
     reward: distribution(reward),
+    components: names.map((name) => ({ name, values: distribution(components.get(name)!) })),
+    metrics: runMetrics(rows),
     passRate: passRates(tasks),
     outputTokens: distribution(outTok),
     inputTokens: distribution(inTok),
@@ -148,14 +225,16 @@ export function chartData(rows: readonly RowSummary[], tasks: readonly TaskGroup
     tools: [...tools.values()].sort((a, b) => b.errors - a.errors || b.calls - a.calls || a.name.localeCompare(b.name)),
     rowsWithCalls,
     rowsWithToolErrors,
-    groupable: ['agent', ...[...fields].sort()],
+    groupable: ['agent', ...[...fields].sort(), ...names.map(componentField)],
   };
 }
 
 export interface BreakdownGroup {
   value: string;
   rows: number;
-  /** Rows with a numeric reward; their mean, and the share of them that passed (reward ≥ 1). */
+  /** Masked samples in the group (counted in `rows`, left out of every reward figure). */
+  masked: number;
+  /** Unmasked rows with a numeric reward; their mean, and the share of them that passed (reward ≥ 1). */
   rewarded: number;
   meanReward: number | null;
   passRate: number | null;
@@ -174,9 +253,13 @@ export interface Breakdown {
 
 export const MAX_GROUPS = 40;
 
-/** The value a row has for `by`: its agent, a verifier field (text, number or boolean), or `(none)`. */
+/** The value a row has for `by`: its agent, a verifier field (text, number or boolean), a reward component, or `(none)`. */
 function groupValue(r: RowSummary, by: string): string {
   if (by === 'agent') return r.agent ?? '(none)';
+  if (by.startsWith('reward_components.')) {
+    const c = r.components.find(([name]) => componentField(name) === by);
+    if (c) return formatNumber(c[1]);
+  }
   if (Object.hasOwn(r.labels, by)) return r.labels[by]!;
   if (Object.hasOwn(r.scores, by)) return String(r.scores[by]);
   return '(none)';
@@ -185,6 +268,7 @@ function groupValue(r: RowSummary, by: string): string {
 interface Acc {
   value: string;
   rows: number;
+  masked: number;
   rewards: number[];
   passed: number;
   tokens: number[];
@@ -199,6 +283,7 @@ function finish(a: Acc): BreakdownGroup {
   return {
     value: a.value,
     rows: a.rows,
+    masked: a.masked,
     rewarded: a.rewards.length,
     meanReward: mean(a.rewards),
     passRate: a.rewards.length ? a.passed / a.rewards.length : null,
@@ -209,7 +294,7 @@ function finish(a: Acc): BreakdownGroup {
   };
 }
 
-/** Rows grouped by the agent or a verifier field: per value the row count, mean reward, pass rate, tokens, tool errors, latency. */
+/** Rows grouped by the agent, a verifier field or a reward component: per value the row count, masked samples, mean reward, pass rate, tokens, tool errors, latency. */
 export function breakdown(rows: readonly RowSummary[], by: string): Breakdown {
   const accs = new Map<string, Acc>();
   for (const r of rows) {
@@ -217,11 +302,12 @@ export function breakdown(rows: readonly RowSummary[], by: string): Breakdown {
     const value = groupValue(r, by);
     let a = accs.get(value);
     if (!a) {
-      a = { value, rows: 0, rewards: [], passed: 0, tokens: [], calls: 0, errors: 0, latency: [] };
+      a = { value, rows: 0, masked: 0, rewards: [], passed: 0, tokens: [], calls: 0, errors: 0, latency: [] };
       accs.set(value, a);
     }
     a.rows++;
-    if (r.reward !== null) {
+    if (r.masked) a.masked++;
+    else if (r.reward !== null) {
       a.rewards.push(r.reward);
       if (r.reward >= PASS_REWARD) a.passed++;
     }
@@ -234,9 +320,10 @@ export function breakdown(rows: readonly RowSummary[], by: string): Breakdown {
   const shown = all.slice(0, MAX_GROUPS);
   const rest = all.slice(MAX_GROUPS);
   if (rest.length) {
-    const other: Acc = { value: `(${rest.length} other values)`, rows: 0, rewards: [], passed: 0, tokens: [], calls: 0, errors: 0, latency: [] };
+    const other: Acc = { value: `(${rest.length} other values)`, rows: 0, masked: 0, rewards: [], passed: 0, tokens: [], calls: 0, errors: 0, latency: [] };
     for (const a of rest) {
       other.rows += a.rows;
+      other.masked += a.masked;
       other.rewards = other.rewards.concat(a.rewards);
       other.passed += a.passed;
       other.tokens = other.tokens.concat(a.tokens);

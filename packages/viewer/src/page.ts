@@ -37,6 +37,10 @@ export const INDEX_HTML = `<!doctype html>
       <summary id="failures-title">Collection failures</summary>
       <table id="failures" class="fields"><tbody id="failures-body"></tbody></table>
     </details>
+    <details id="masked-box" open hidden>
+      <summary id="masked-title">Masked samples</summary>
+      <table id="masked" class="fields"><tbody id="masked-body"></tbody></table>
+    </details>
     <details id="metrics-box">
       <summary>Aggregate Metrics</summary>
       <pre id="metrics"></pre>
@@ -44,20 +48,25 @@ export const INDEX_HTML = `<!doctype html>
   </section>
   <section id="browser" aria-label="Rows">
     <form id="filters" autocomplete="off">
-      <label data-views="rows">Min reward <input id="min-reward" type="number" step="any" size="6"></label>
-      <label data-views="rows">Max reward <input id="max-reward" type="number" step="any" size="6"></label>
-      <label data-views="rows tasks">Agent <select id="agent"><option value="">all agents</option></select></label>
-      <label data-views="rows">Outcome <select id="outcome">
+      <label data-views="rows charts">Min reward <input id="min-reward" type="number" step="any" size="6"></label>
+      <label data-views="rows charts">Max reward <input id="max-reward" type="number" step="any" size="6"></label>
+      <label data-views="rows tasks charts">Agent <select id="agent"><option value="">all agents</option></select></label>
+      <label data-views="rows charts">Outcome <select id="outcome">
         <option value="">all rollouts</option>
         <option value="failed">failed (reward 0)</option>
         <option value="partial">partial (0 &lt; reward &lt; 1)</option>
         <option value="passed">passed (reward 1)</option>
         <option value="invalid">invalid rows</option>
       </select></label>
-      <label data-views="rows">Tools <select id="tool-errors">
+      <label data-views="rows charts">Tools <select id="tool-errors">
         <option value="">all rollouts</option>
         <option value="with">with tool errors</option>
         <option value="without">without tool errors</option>
+      </select></label>
+      <label data-views="rows charts">Masked <select id="masked-filter">
+        <option value="">all rollouts</option>
+        <option value="only">masked samples only</option>
+        <option value="exclude">unmasked only</option>
       </select></label>
       <label data-views="tasks">Tasks <select id="task-outcome">
         <option value="">all tasks</option>
@@ -73,7 +82,7 @@ export const INDEX_HTML = `<!doctype html>
         <option value="missing">in one file only</option>
       </select></label>
       <label data-views="">B <select id="compare-b"></select></label>
-      <label class="grow" data-views="rows tasks">Search <input id="search" type="search" placeholder="text in the row"></label>
+      <label class="grow" data-views="rows tasks charts">Search <input id="search" type="search" placeholder="text in the row"></label>
       <button id="apply" type="submit">Apply</button>
       <button id="reset" type="button">Reset</button>
     </form>
@@ -122,7 +131,13 @@ figcaption { color: var(--muted); margin-bottom: .3rem; }
 #chart { width: 640px; max-width: 100%; }
 .canvas-box { position: relative; width: 100%; min-width: 0; }
 #charts { grid-column: 1 / -1; min-width: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; }
-body.charts #browser, body.charts #detail { display: none; }
+body.charts #detail, body.charts #browser > :not(#filters) { display: none; }
+body.charts #browser { grid-area: auto; grid-column: 1 / -1; }
+#charts-filter { font-weight: 600; }
+.badge { display: inline-block; border-radius: 4px; padding: 0 .35rem; margin-right: .35rem; font-size: 12px; font-weight: 600; }
+.badge.masked { background: #fff0d6; color: #8a5300; border: 1px solid #e8c27a; }
+tbody tr.masked td { background: #fffaf0; }
+.masked-note { background: #fff0d6; border: 1px solid #e8c27a; border-radius: 6px; padding: .4rem .6rem; }
 .chart-row { margin: 1rem 0 1.4rem; }
 .chart-row h3 { margin: 0; font-size: .95rem; }
 .chart-row .question { margin: .1rem 0 .5rem; }

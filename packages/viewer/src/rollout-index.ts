@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { usageOf } from '@nemo-gym/core/rollouts';
+import { isMasked, rewardComponentsOf, usageOf } from '@nemo-gym/core/rollouts';
 import { checkCreateParams, DatasetMetrics, metricsJson, sampleMetrics, type MetricsDoc } from '@nemo-gym/core/data';
 import { NgError } from '@nemo-gym/core/errors';
 import { VIEWER_ERRORS } from './errors.js';
@@ -47,6 +47,12 @@ export interface RowSummary {
   tools: [string, number, number][];
   /** Short top-level text fields of the verify answer (up to 40 characters), for grouping by any verifier field. */
   labels: Record<string, string>;
+  /** A masked sample (`mask_sample: true`): kept for inspection, left out of every reward aggregate, as the collector's metrics do. */
+  masked: boolean;
+  /** Why the row was masked (`failure_reason`, shortened), when it is masked. */
+  failureReason: string | null;
+  /** Named reward components (`reward_components`), as [name, value] pairs. */
+  components: readonly (readonly [string, number])[];
 }
 
 /** Keys the collector adds to each output row; bookkeeping, not scores. */
@@ -60,6 +66,8 @@ export interface HistogramBin {
 }
 
 const PREVIEW_CHARS = 160;
+/** The components of the many rows that have none (one shared empty list, not one per row). */
+const NO_COMPONENTS: readonly (readonly [string, number])[] = Object.freeze([]);
 const MAX_SCORES = 6;
 /** Text fields kept per row for grouping: at most this many, each at most this long (longer text is no category). */
 const MAX_LABELS = 8;
@@ -167,6 +175,9 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
     toolErrors: 0,
     tools: [],
     labels: {},
+    masked: false,
+    failureReason: null,
+    components: NO_COMPONENTS,
   };
   let parsed: unknown;
   try {
@@ -220,6 +231,12 @@ export function summarizeLine(text: string, index: number, metrics: DatasetMetri
     nLabels++;
   }
   base.labels = labels;
+  if (isMasked(row)) {
+    base.masked = true;
+    base.failureReason = typeof row.failure_reason === 'string' && row.failure_reason !== '' ? shorten(row.failure_reason) : 'unspecified';
+  }
+  const components = rewardComponentsOf(row);
+  if (components) base.components = [...components];
   const problems: string[] = [];
   if (!isObj(row.responses_create_params)) problems.push('responses_create_params: missing or not an object');
   if (!isObj(response)) problems.push('response: missing (not a rollout row)');
@@ -371,9 +388,9 @@ export class RolloutIndex {
     return hits;
   }
 
-  /** Reward distribution: one bar per value when there are few distinct rewards, else 20 bins. */
+  /** Reward distribution (masked samples left out): one bar per value when there are few distinct rewards, else 20 bins. */
   histogram(): HistogramBin[] {
-    return histogramOf(this.rows.map((r) => r.reward).filter((r): r is number => r !== null));
+    return histogramOf(this.rows.filter((r) => !r.masked && r.reward !== null).map((r) => r.reward!));
   }
 
   async close(): Promise<void> {

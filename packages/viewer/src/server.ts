@@ -12,11 +12,11 @@ import { APP_CSS, appJs, INDEX_HTML } from './page.js';
 import { sidecarPath } from '@nemo-gym/core/rollouts';
 import { createParamsNote, RolloutIndex, type RowSummary } from './rollout-index.js';
 import { tokenSequence } from '@nemo-gym/bridge';
-import { breakdown, chartData, type Breakdown, type ChartData } from './charts.js';
+import { breakdown, chartData, maskedCount, type Breakdown, type ChartData } from './charts.js';
 import {
   compareTasks,
   groupTasks,
-  meanOver,
+  taskFigures,
   OUTCOMES,
   readCollectionFailures,
   rowOutcome,
@@ -76,6 +76,18 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 const MAX_PAGE = 500;
 const SEARCH_CACHE = 8;
+const CHART_CACHE = 16;
+
+/** `cache.get(key)`, else `make()` stored under `key`, the oldest entry dropped past `limit`. */
+function cached<T>(cache: Map<string, T>, key: string, limit: number, make: () => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    cache.set(key, v);
+    if (cache.size > limit) cache.delete(cache.keys().next().value!);
+  }
+  return v;
+}
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) });
@@ -118,6 +130,8 @@ function sortParams<T extends string>(params: URLSearchParams, columns: readonly
 }
 
 const ROW_SORTS = ['index', 'task', 'reward', 'agent', 'calls'] as const;
+/** `masked=only`: masked samples only; `masked=exclude`: the others. */
+const MASKED = ['only', 'exclude'] as const;
 const TASK_SORTS = ['task', 'k', 'passed', 'mean', 'pass', 'failures', 'prompt'] as const;
 const COMPARE_SORTS = ['delta', 'task', 'a', 'b', 'prompt'] as const;
 const CHANGES = ['improved', 'regressed', 'unchanged', 'missing'] as const;
@@ -136,7 +150,8 @@ interface Loaded {
   tasks: Map<string, TaskGroup[]>;
   searchCache: Map<string, Promise<Set<number>>>;
   summary?: Record<string, unknown>;
-  charts?: ChartData;
+  /** Chart data and breakdowns per row filter (`filterKey`; '' = every row), the most recent `CHART_CACHE` kept. */
+  charts: Map<string, ChartData>;
   breakdowns: Map<string, Breakdown>;
 }
 
@@ -153,7 +168,7 @@ async function load(name: string, jsonlPath: string, flag: string, log: (t: stri
   const agents = new Set<string>();
   for (const r of index.rows) if (r.agent !== null) agents.add(r.agent);
   for (const f of failures) if (f.agent !== null) agents.add(f.agent);
-  return { name, path, index, failures, agents: [...agents].sort(), tasks: new Map(), searchCache: new Map(), breakdowns: new Map() };
+  return { name, path, index, failures, agents: [...agents].sort(), tasks: new Map(), searchCache: new Map(), charts: new Map(), breakdowns: new Map() };
 }
 
 function tasksOf(file: Loaded, agent: string | undefined): TaskGroup[] {
@@ -169,13 +184,7 @@ function tasksOf(file: Loaded, agent: string | undefined): TaskGroup[] {
 }
 
 function searchFor(file: Loaded, q: string): Promise<Set<number>> {
-  let hit = file.searchCache.get(q);
-  if (!hit) {
-    hit = file.index.search(q);
-    file.searchCache.set(q, hit);
-    if (file.searchCache.size > SEARCH_CACHE) file.searchCache.delete(file.searchCache.keys().next().value!);
-  }
-  return hit;
+  return cached(file.searchCache, q, SEARCH_CACHE, () => file.index.search(q));
 }
 
 function summaryOf(file: Loaded): Record<string, unknown> {
@@ -186,14 +195,15 @@ function summaryOf(file: Loaded): Record<string, unknown> {
   let min = Infinity;
   let max = -Infinity;
   for (const r of index.rows) {
-    if (r.reward === null) continue;
+    // Masked samples are counted apart (`masked`), never in the reward figures.
+    if (r.reward === null || r.masked) continue;
     count++;
     sum += r.reward;
     if (r.reward < min) min = r.reward;
     if (r.reward > max) max = r.reward;
   }
   const tasks = tasksOf(file, undefined);
-  const ks = new Set(tasks.filter((g) => g.k > 0).map((g) => g.k));
+  const figures = taskFigures(tasks);
   const byReason = new Map<string, number>();
   for (const f of file.failures) byReason.set(f.reason, (byReason.get(f.reason) ?? 0) + 1);
   file.summary = {
@@ -203,16 +213,13 @@ function summaryOf(file: Loaded): Record<string, unknown> {
     invalidRows: index.rows.filter((r) => r.error !== null).length,
     rewards: { count, mean: count ? sum / count : null, min: count ? min : null, max: count ? max : null },
     histogram: index.histogram(),
+    masked: maskedCount(index.rows),
     metricsText: index.metricsText,
     agents: file.agents,
     tasks: {
-      count: tasks.length,
+      ...figures,
       /** Rows carry the collector's task tags (else tasks are grouped by prompt). */
       tagged: index.rows.some((r) => r.taskIndex !== null),
-      /** Rollouts per task when every task has the same number, else null. */
-      k: ks.size === 1 ? [...ks][0]! : null,
-      passAtK: meanOver(tasks, (g) => g.passAtK),
-      passAt1: meanOver(tasks, (g) => g.passAt1),
     },
     collectionFailures: {
       count: file.failures.length,
@@ -269,18 +276,24 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     return q;
   };
 
-  const listRows = async (params: URLSearchParams) => {
-    const file = fileParam(params);
+  /**
+   * The rows the list's filters select (reward range, agent, outcome, task, tool errors, masked,
+   * text), and a key naming the filter ('' when nothing is filtered). With `anyAgent`, an agent the
+   * file does not have selects no row instead of being refused (the charts send one filter to every run).
+   */
+  const filteredRows = async (file: Loaded, params: URLSearchParams, anyAgent = false): Promise<{ key: string; rows: readonly RowSummary[] }> => {
     const min = numberParam(params, 'min_reward');
     const max = numberParam(params, 'max_reward');
-    const agent = agentParam(params, file);
+    const agent = anyAgent ? params.get('agent') || undefined : agentParam(params, file);
     const outcome = choiceParam(params, 'outcome', OUTCOMES);
     const task = params.get('task') || undefined;
     const toolErrors = choiceParam(params, 'tool_errors', ['with', 'without'] as const);
-    const { sort, order } = sortParams(params, ROW_SORTS);
+    const masked = choiceParam(params, 'masked', MASKED);
     const q = textParam(params);
+    const parts = [min, max, agent, outcome, task, toolErrors, masked, q || undefined];
+    if (parts.every((x) => x === undefined)) return { key: '', rows: file.index.rows };
     const hits = q ? await searchFor(file, q) : null;
-    let matching: RowSummary[] = [];
+    const matching: RowSummary[] = [];
     for (const r of file.index.rows) {
       if (min !== undefined && (r.reward === null || r.reward < min)) continue;
       if (max !== undefined && (r.reward === null || r.reward > max)) continue;
@@ -288,9 +301,17 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       if (outcome !== undefined && rowOutcome(r) !== outcome) continue;
       if (task !== undefined && taskKey(r) !== task) continue;
       if (toolErrors !== undefined && (r.toolErrors > 0) !== (toolErrors === 'with')) continue;
+      if (masked !== undefined && r.masked !== (masked === 'only')) continue;
       if (hits && !hits.has(r.index)) continue;
       matching.push(r);
     }
+    return { key: JSON.stringify(parts), rows: matching };
+  };
+
+  const listRows = async (params: URLSearchParams) => {
+    const file = fileParam(params);
+    const { sort, order } = sortParams(params, ROW_SORTS);
+    let matching = [...(await filteredRows(file, params)).rows];
     if (sort !== 'index' || order !== 'asc') {
       const pick = {
         index: (r: RowSummary) => r.index,
@@ -364,18 +385,19 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     return { ...rest, failures: items };
   };
 
-  const chartsOf = (file: Loaded): ChartData => (file.charts ??= chartData(file.index.rows, tasksOf(file, undefined), file.path));
-  const breakdownOf = (params: URLSearchParams) => {
+  /** The charts of the rows the list's filters select, computed once per filter (the last `CHART_CACHE` filters kept). */
+  const chartsOf = async (file: Loaded, params?: URLSearchParams): Promise<ChartData> => {
+    const { key, rows } = params ? await filteredRows(file, params, true) : { key: '', rows: file.index.rows };
+    // Unfiltered, the task groups include the collector's failure records; filtered, the selected rows' tasks.
+    return cached(file.charts, key, CHART_CACHE, () => chartData(rows, key === '' ? tasksOf(file, undefined) : groupTasks(rows), file.path, file.index.size));
+  };
+  const breakdownOf = async (params: URLSearchParams) => {
     const file = fileParam(params);
     const by = params.get('by') || 'agent';
-    const groupable = chartsOf(file).groupable;
+    const groupable = (await chartsOf(file)).groupable;
     if (!groupable.includes(by)) throw new BadRequest(400, `query parameter by=${JSON.stringify(by)} is not a field of ${basename(file.path)}; group by one of ${groupable.join(', ')}`);
-    let b = file.breakdowns.get(by);
-    if (!b) {
-      b = breakdown(file.index.rows, by);
-      file.breakdowns.set(by, b);
-    }
-    return b;
+    const { key, rows } = await filteredRows(file, params, true);
+    return cached(file.breakdowns, `${key}\u0000${by}`, CHART_CACHE, () => breakdown(rows, by));
   };
 
   /** The rollout's tokens exactly as `ng-export +format=rl` writes them (input_ids, loss_mask, logprobs), or why there are none. */
@@ -449,9 +471,9 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       if (p === '/api/runs') return sendJson(res, 200, { runs: files.map((f) => ({ name: f.name, ...summaryOf(f) })) });
       if (p === '/api/charts') {
         const file = fileParam(url.searchParams);
-        return sendJson(res, 200, { name: file.name, file: basename(file.path), ...chartsOf(file) });
+        return sendJson(res, 200, { name: file.name, file: basename(file.path), ...(await chartsOf(file, url.searchParams)) });
       }
-      if (p === '/api/breakdown') return sendJson(res, 200, breakdownOf(url.searchParams));
+      if (p === '/api/breakdown') return sendJson(res, 200, await breakdownOf(url.searchParams));
       if (p === '/api/rows') return sendJson(res, 200, await listRows(url.searchParams));
       if (p === '/api/tasks') return sendJson(res, 200, await listTasks(url.searchParams));
       if (p === '/api/compare') return sendJson(res, 200, listComparison(url.searchParams));

@@ -70,7 +70,7 @@ export interface TaskGroup {
   preview: string;
   /** Row indexes of the task's rollouts, in file order. */
   rows: number[];
-  /** Rollouts with a numeric reward (k). */
+  /** Rollouts with a numeric reward, masked samples left out (k). */
   k: number;
   passed: number;
   /** Mean reward over the k rollouts (mean@k). */
@@ -102,7 +102,8 @@ export function groupTasks(rows: readonly RowSummary[], failures: readonly Colle
     const g = get(key, r);
     g.rows.push(r.index);
     if (r.agent !== null && !g.agents.includes(r.agent)) g.agents.push(r.agent);
-    if (r.error === null && r.reward !== null) rewards.get(key)!.push(r.reward);
+    // Masked samples stay listed with their task but count in no reward figure (as in the collector's metrics).
+    if (r.error === null && r.reward !== null && !r.masked) rewards.get(key)!.push(r.reward);
   }
   for (const f of failures) {
     const g = get(`#${f.taskIndex}`, { taskIndex: f.taskIndex, promptHash: null, preview: '' });
@@ -128,6 +129,12 @@ export function taskOutcome(g: TaskGroup): TaskOutcome | null {
   if (g.k === 0) return null;
   if (g.passed === 0) return 'never';
   return g.passed === g.k ? 'always' : 'sometimes';
+}
+
+/** Task figures of a run: how many tasks, rollouts per task when every task has the same number (else null), mean pass@k and pass@1. */
+export function taskFigures(groups: readonly TaskGroup[]): { count: number; k: number | null; passAtK: number | null; passAt1: number | null } {
+  const ks = new Set(groups.filter((g) => g.k > 0).map((g) => g.k));
+  return { count: groups.length, k: ks.size === 1 ? [...ks][0]! : null, passAtK: meanOver(groups, (g) => g.passAtK), passAt1: meanOver(groups, (g) => g.passAt1) };
 }
 
 /** Mean over tasks of a per-task value (tasks without rewards left out). */

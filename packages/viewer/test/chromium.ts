@@ -1,6 +1,7 @@
 /** Debian's /usr/bin/chromium, headless, driven by playwright-core, for the viewer's browser tests. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { startViewer, type ViewerHandle, type ViewerOptions } from '../src/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const haveChromium = existsSync(CHROMIUM);
@@ -41,4 +42,26 @@ const textIs = ([sel, text]: [string, string]) => (globalThis as unknown as { do
 /** Waits until the element `sel` of the page holds exactly `text`. */
 export function waitText(page: Page, sel: string, text: string): Promise<unknown> {
   return page.waitForFunction(textIs, [sel, text] as [string, string]);
+}
+
+/** A viewer started on `options` and a headless page open on it, ready (`body[data-ready]`); `close` ends both. */
+export async function openViewer(dir: string, options: ViewerOptions): Promise<Browser & { viewer: ViewerHandle }> {
+  const viewer = await startViewer({ port: 0, ...options });
+  let browser: Browser;
+  try {
+    browser = await launchChromium(dir);
+    await browser.page.goto(viewer.url);
+    await browser.page.waitForSelector('body[data-ready="1"]');
+  } catch (err) {
+    await viewer.close();
+    throw err;
+  }
+  return {
+    ...browser,
+    viewer,
+    close: async () => {
+      await browser.close();
+      await viewer.close();
+    },
+  };
 }

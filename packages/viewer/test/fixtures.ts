@@ -203,3 +203,41 @@ export const PLAN_C: Record<number, TaskPlan> = {
   2: { agent: 'simple_agent', rewards: [1, 1, 1, 1] },
   3: { agent: 'other_agent', rewards: [0, 0, 0, 0] },
 };
+
+/**
+ * A run with masked samples and reward components, per task: its agent and its rollouts, each
+ * `C` (correct), `F` (well formatted), `CF` (both), `-` (neither), or `M:<failure_reason>` (a masked
+ * sample: reward 1 and both components, which no reward figure may count). Components:
+ * correctness 0.8 when correct, format 0.2 when formatted; reward = their sum. Task 0's unmasked
+ * rows carry `used_tool: true` (a field the other rows lack).
+ */
+export const MASKED_PLAN: Record<number, { agent: string; rollouts: string[] }> = {
+  0: { agent: 'simple_agent', rollouts: ['CF', 'CF', 'F', 'M:capture_incomplete'] },
+  1: { agent: 'other_agent', rollouts: ['-', 'F', 'C', 'M:max_iteration'] },
+  2: { agent: 'simple_agent', rollouts: ['CF', '-', 'M:capture_incomplete', 'C'] },
+  3: { agent: 'other_agent', rollouts: ['-', '-', 'F', 'F'] },
+};
+
+/** The components and reward of one rollout of `MASKED_PLAN`, and its failure reason when masked. */
+export function maskedFacts(code: string): { correctness: number; format: number; reward: number; reason: string | null } {
+  const reason = code.startsWith('M:') ? code.slice(2) : null;
+  const correctness = reason !== null || code.includes('C') ? 0.8 : 0;
+  const format = reason !== null || code.includes('F') ? 0.2 : 0;
+  return { correctness, format, reward: Number((correctness + format).toFixed(10)), reason };
+}
+
+export function writeMaskedFile(path: string): void {
+  const lines: string[] = [];
+  for (const [t, p] of Object.entries(MASKED_PLAN).map(([k, v]) => [Number(k), v] as const)) {
+    p.rollouts.forEach((code, r) => {
+      const f = maskedFacts(code);
+      const extra: Record<string, unknown> = { reward_components: { correctness: f.correctness, format: f.format } };
+      if (f.reason !== null) Object.assign(extra, { mask_sample: true, failure_reason: f.reason });
+      else if (t === 0) extra.used_tool = true;
+      const row = rollout(t, { reward: f.reward, user: `Task ${t}: what is the weather in city ${t}?`, extra });
+      (row.response as { id: string }).id = `resp_t${t}_r${r}`;
+      lines.push(JSON.stringify({ ...row, _ng_task_index: t, _ng_rollout_index: r, _ng_agent: p.agent }));
+    });
+  }
+  writeFileSync(path, `${lines.join('\n')}\n`);
+}

@@ -1,5 +1,5 @@
 // R: ng-viewer on a large rollouts file: indexing time and heap, and how long each API answer
-// the page asks for takes (first call computes, later calls hit the caches).
+// the page asks for takes (first call computes, later calls hit the caches; charts are cached per filter).
 // Run after `pnpm build`: node packages/bench/dist/src/sections/r-viewer.js --rows 200000
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,14 +35,18 @@ try {
     ['tasks, sometimes passed', '/api/tasks?outcome=sometimes&limit=50'],
     ['charts (every aggregate)', '/api/charts?file=a'],
     ['breakdown by category', '/api/breakdown?by=category'],
+    ['charts, reward filter (filter -> charts)', '/api/charts?file=a&min_reward=1'],
+    ['charts, agent filter', '/api/charts?file=a&agent=agent_b'],
+    ['charts, text filter', '/api/charts?file=a&q=city%2012345%3F'],
+    ['breakdown, reward filter', '/api/breakdown?by=category&min_reward=1'],
     ['one rollout', `/api/rows/${Math.floor(rows / 2)}`],
     ['text search over the file', '/api/rows?q=city%2012345%3F&limit=50'],
   ];
-  console.log(`${'answer'.padEnd(38)} ${'first ms'.padStart(9)} ${'again ms'.padStart(9)}`);
+  console.log(`${'answer'.padEnd(42)} ${'first ms'.padStart(9)} ${'again ms'.padStart(9)}`);
   for (const [label, path] of paths) {
     const first = await timeGet(path);
     const again = await timeGet(path);
-    console.log(`${label.padEnd(38)} ${fmt(first).padStart(9)} ${fmt(again).padStart(9)}`);
+    console.log(`${label.padEnd(42)} ${fmt(first).padStart(9)} ${fmt(again).padStart(9)}`);
   }
   await viewer.close();
 } finally {

@@ -6,12 +6,13 @@
 import type { HistogramBin, RowSummary } from '../rollout-index.js';
 import type { ComparisonSummary, TaskComparison, TaskGroup, TaskSide } from '../tasks.js';
 import { renderCharts, rewardChart, type Run } from './parts/charts.js';
+import type { ChartData, MaskedCount } from '../charts.js';
 import { $, api, el, fmt, message } from './parts/dom.js';
 import { tokenBlock } from './parts/tokens.js';
 import { isToolError } from '../tool-errors.js';
 
 type View = 'rows' | 'tasks' | 'compare' | 'charts';
-interface Filters { min: string; max: string; q: string; agent: string; outcome: string; taskOutcome: string; change: string; b: string; toolErrors: string }
+interface Filters { min: string; max: string; q: string; agent: string; outcome: string; taskOutcome: string; change: string; b: string; toolErrors: string; masked: string }
 interface Sort { sort: string; order: 'asc' | 'desc' }
 interface Column { label: string; sort?: string; cls?: string; title?: string }
 const isColumn = (c: Column | null): c is Column => c !== null;
@@ -30,6 +31,8 @@ interface Summary {
   agents: string[];
   tasks: { count: number; tagged: boolean; k: number | null; passAtK: number | null; passAt1: number | null };
   collectionFailures: { count: number; byReason: { reason: string; count: number }[] };
+  /** Masked samples (mask_sample: true): in the file, left out of every reward figure. */
+  masked: MaskedCount;
 }
 interface RowsAnswer { total: number; rows: RowSummary[] }
 interface TasksAnswer { total: number; tasks: TaskGroup[] }
@@ -42,9 +45,10 @@ interface Part { type?: unknown; text?: unknown; refusal?: unknown; image_url?: 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
 
 const PAGE = 50;
-const state: { view: View; start: number; total: number; selected: number | null; summary: Summary | null; filters: Filters; sorts: Record<View, Sort>; chartsDrawn: boolean } = {
-  view: 'rows', start: 0, total: 0, selected: null, summary: null, chartsDrawn: false,
-  filters: { min: '', max: '', q: '', agent: '', outcome: '', taskOutcome: '', change: '', b: '', toolErrors: '' },
+/** `chartsDrawn`: the filter (query string) the Charts view was drawn for, null before it is drawn. */
+const state: { view: View; start: number; total: number; selected: number | null; summary: Summary | null; filters: Filters; sorts: Record<View, Sort>; chartsDrawn: string | null } = {
+  view: 'rows', start: 0, total: 0, selected: null, summary: null, chartsDrawn: null,
+  filters: { min: '', max: '', q: '', agent: '', outcome: '', taskOutcome: '', change: '', b: '', toolErrors: '', masked: '' },
   sorts: { rows: { sort: 'index', order: 'asc' }, tasks: { sort: 'task', order: 'asc' }, compare: { sort: 'delta', order: 'asc' }, charts: { sort: '', order: 'asc' } },
 };
 
@@ -58,7 +62,8 @@ function renderSummary(s: Summary): void {
   const add = (k: string, v: string) => { dl.appendChild(el('dt', { text: k })); dl.appendChild(el('dd', { text: v })); };
   add('Rows', String(s.rows));
   add('Invalid rows', String(s.invalidRows));
-  add('Rows with reward', String(s.rewards.count));
+  add('Rows with reward', String(s.rewards.count) + (s.masked.count ? ' (masked left out)' : ''));
+  if (s.masked.count) add('Masked samples', String(s.masked.count));
   add('Mean reward', fmt(s.rewards.mean));
   add('Min / max', fmt(s.rewards.min) + ' / ' + fmt(s.rewards.max));
   if (s.tasks.count) {
@@ -77,9 +82,13 @@ function renderSummary(s: Summary): void {
   const nf = s.collectionFailures.count;
   $('failures-title').textContent = 'Collection failures: ' + nf + ' rollout' + (nf === 1 ? '' : 's') + ' recorded as failed (not in the file), by reason';
   $('failures-box').hidden = !s.collectionFailures.count;
+  const mb = $('masked-body');
+  mb.replaceChildren(...s.masked.byReason.map((m) => el('tr', { 'data-reason': m.reason }, [el('td', { text: m.count + ' ×' }), el('td', { text: m.reason })])));
+  $('masked-title').textContent = 'Masked samples: ' + s.masked.count + ' (mask_sample: true; kept in the file, left out of the reward, pass rate and every mean), by failure_reason';
+  $('masked-box').hidden = !s.masked.count;
   const agent = $('agent');
   for (const a of s.agents) agent.appendChild(el('option', { value: a, text: a }));
-  agent.parentElement!.setAttribute('data-views', s.agents.length > 1 ? 'rows tasks' : '');
+  agent.parentElement!.setAttribute('data-views', s.agents.length > 1 ? 'rows tasks charts' : '');
   $('tab-compare').hidden = !s.compare;
   const b = $<HTMLSelectElement>('compare-b');
   for (const r of s.runs.slice(1)) b.appendChild(el('option', { value: r.name, text: r.name.toUpperCase() + ': ' + r.file }));
@@ -155,6 +164,7 @@ function query(): string {
     if (f.max !== '') p.set('max_reward', f.max);
     if (f.outcome !== '') p.set('outcome', f.outcome);
     if (f.toolErrors !== '') p.set('tool_errors', f.toolErrors);
+    if (f.masked !== '') p.set('masked', f.masked);
   }
   if (state.view === 'tasks' && f.taskOutcome !== '') p.set('outcome', f.taskOutcome);
   if (state.view !== 'compare') {
@@ -184,8 +194,15 @@ function rowLine(r: RowSummary): HTMLTableRowElement {
     el('td', { text: scores || '–', title: scores }),
     el('td', { text: r.error ? 'Invalid: ' + r.error : r.preview, title: r.error || r.preview }),
   );
+  if (r.masked) {
+    // The badge leads the message cell: masked, and why.
+    const last = cells[cells.length - 1]!;
+    last.prepend(el('span', { className: 'badge masked', text: 'masked: ' + (r.failureReason || 'unspecified') }));
+    last.title = 'Masked sample (' + (r.failureReason || 'unspecified') + '), left out of the reward figures. ' + last.title;
+  }
   const tr = el('tr', { tabindex: '0', 'data-index': String(r.index) }, cells);
   if (r.error) tr.classList.add('invalid');
+  if (r.masked) tr.classList.add('masked');
   if (state.selected === r.index) tr.classList.add('selected');
   tr.addEventListener('click', () => openRow(r.index));
   tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') openRow(r.index); });
@@ -200,6 +217,7 @@ function subRow(r: RowSummary, span: number): HTMLTableRowElement {
   const scores = scoresText(r);
   if (scores) parts.push(scores);
   if (r.error) parts.push('invalid: ' + r.error);
+  if (r.masked) parts.push('masked: ' + (r.failureReason || 'unspecified'));
   const tr = el('tr', { tabindex: '0', className: 'sub', 'data-index': String(r.index), 'data-reward': r.reward === null ? '' : String(r.reward) }, [
     el('td', { text: '#' + (r.index + 1) }),
     el('td', { text: parts.join(' · '), colspan: String(span - 1), className: rewardClass(r.reward) }),
@@ -272,6 +290,21 @@ function renderCompareSummary(files: { a: string; b: string }, s: ComparisonSumm
   add('Tasks A / B', s.tasksA + ' / ' + s.tasksB); add('Matched', String(s.matched)); add('Only A / only B', s.onlyA + ' / ' + s.onlyB);
   add('Mean A', fmt(s.meanA)); add('Mean B', fmt(s.meanB)); add('Mean Δ', deltaText(s.meanDelta));
   add('Improved', String(s.improved)); add('Regressed', String(s.regressed)); add('Unchanged', String(s.unchanged));
+  void addComponentFigures(box, add);
+}
+
+let compareDrawn = 0;
+/** Masked samples and each reward component's mean in A and in the compared run (their whole-file charts, cached on the server). */
+async function addComponentFigures(box: HTMLElement, add: (k: string, v: string) => void): Promise<void> {
+  const drawn = ++compareDrawn;
+  let a: ChartData, b: ChartData;
+  try { [a, b] = await Promise.all([api<ChartData>('/api/charts?file=a'), api<ChartData>('/api/charts?file=' + compareRun().name)]); }
+  catch (e) { return; }
+  // A newer comparison was drawn meanwhile.
+  if (drawn !== compareDrawn || !box.isConnected) return;
+  if (a.masked.count || b.masked.count) add('Masked A / B (left out)', a.masked.count + ' / ' + b.masked.count);
+  const mean = (c: ChartData, name: string) => fmt(c.components.find((x) => x.name === name)?.values.mean ?? null);
+  for (const name of [...new Set([...a.components, ...b.components].map((x) => x.name))].sort()) add('Component ' + name + ' A / B', mean(a, name) + ' / ' + mean(b, name));
 }
 
 /** The run compared with A in the Compare view. */
@@ -390,6 +423,14 @@ function renderRollout(data: RowAnswer, box: HTMLElement, tag: string): void {
   box.appendChild(el('h2', { text: 'Sample ' + (data.index + 1) + ' - Responses ID ' + String(rid) }));
   if (data.error) box.appendChild(el('p', { className: 'error', text: 'Invalid row (line ' + data.line + '): ' + data.error }));
   if (data.warning) box.appendChild(el('p', { className: 'muted', text: 'Note (line ' + data.line + '): ' + data.warning }));
+  const raw = data.row as Record<string, unknown> | null;
+  if (raw && typeof raw === 'object' && raw.mask_sample === true) {
+    const reason = typeof raw.failure_reason === 'string' && raw.failure_reason ? raw.failure_reason : 'unspecified';
+    box.appendChild(el('p', { className: 'masked-note', id: tag ? 'masked-note-' + tag : 'masked-note' }, [
+      el('span', { className: 'badge masked', text: 'masked' }),
+      el('span', { text: 'Masked sample — failure_reason: ' + reason + '. Kept for inspection; left out of the reward, pass rate and every mean, and never trained on.' }),
+    ]));
+  }
   if (!row || typeof row !== 'object' || Array.isArray(row)) {
     box.appendChild(jsonBlock('Raw line', data.raw !== undefined ? data.raw : pretty(row), true));
     return;
@@ -485,30 +526,51 @@ function setView(v: View): Promise<void> {
   if (v === 'charts') return showCharts();
   return load();
 }
+/** The list's row filters as the charts take them (every run gets the same filter). */
+function chartFilter(): string {
+  const f = state.filters;
+  const p = new URLSearchParams();
+  if (f.min !== '') p.set('min_reward', f.min);
+  if (f.max !== '') p.set('max_reward', f.max);
+  if (f.agent !== '') p.set('agent', f.agent);
+  if (f.outcome !== '') p.set('outcome', f.outcome);
+  if (f.toolErrors !== '') p.set('tool_errors', f.toolErrors);
+  if (f.masked !== '') p.set('masked', f.masked);
+  if (f.q !== '') p.set('q', f.q);
+  return p.toString();
+}
 async function showCharts(): Promise<void> {
-  if (state.chartsDrawn || !state.summary) return;
-  state.chartsDrawn = true;
-  try { await renderCharts($('charts'), state.summary.runs); $('charts').setAttribute('data-ready', '1'); }
-  catch (e) { state.chartsDrawn = false; $('charts').replaceChildren(el('p', { className: 'error', text: 'Error: ' + message(e) })); }
+  const filter = chartFilter();
+  if (state.chartsDrawn === filter || !state.summary) return;
+  state.chartsDrawn = filter;
+  $('charts').removeAttribute('data-ready');
+  try {
+    await renderCharts($('charts'), state.summary.runs, filter);
+    // A newer filter may have started drawing meanwhile: only the last one marks the view ready.
+    if (state.chartsDrawn === filter) { $('charts').setAttribute('data-ready', '1'); $('charts').setAttribute('data-filter', filter); }
+  }
+  catch (e) { state.chartsDrawn = null; $('charts').replaceChildren(el('p', { className: 'error', text: 'Error: ' + message(e) })); }
 }
 function readFilters(): void {
   const value = (id: string) => $<HTMLInputElement | HTMLSelectElement>(id).value;
   state.filters = {
     min: value('min-reward').trim(), max: value('max-reward').trim(), q: value('search').trim(),
     agent: value('agent'), outcome: value('outcome'), taskOutcome: value('task-outcome'), change: value('change'), b: value('compare-b'), toolErrors: value('tool-errors'),
+    masked: value('masked-filter'),
   };
 }
 function applyFilters(ev?: Event): void {
   if (ev) ev.preventDefault();
   readFilters();
   state.start = 0;
+  if (state.view === 'charts') { void showCharts(); return; }
   load();
 }
 document.addEventListener('DOMContentLoaded', async () => {
   $('filters').addEventListener('submit', applyFilters);
-  for (const id of ['agent', 'outcome', 'task-outcome', 'change', 'compare-b', 'tool-errors']) $(id).addEventListener('change', applyFilters);
+  for (const id of ['agent', 'outcome', 'task-outcome', 'change', 'compare-b', 'tool-errors', 'masked-filter']) $(id).addEventListener('change', applyFilters);
   $('reset').addEventListener('click', () => {
-    for (const id of ['min-reward', 'max-reward', 'search', 'agent', 'outcome', 'task-outcome', 'change', 'tool-errors']) $<HTMLInputElement | HTMLSelectElement>(id).value = '';
+    for (const id of ['min-reward', 'max-reward', 'search', 'agent', 'outcome', 'task-outcome', 'change', 'tool-errors', 'masked-filter']) $<HTMLInputElement | HTMLSelectElement>(id).value = '';
     applyFilters();
   });
   $('prev').addEventListener('click', () => { state.start = Math.max(0, state.start - PAGE); load(); });

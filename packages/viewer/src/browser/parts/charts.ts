@@ -5,7 +5,7 @@
  * (and tested) without pixels.
  */
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip, type ChartDataset } from 'chart.js';
-import type { Breakdown, ChartData, Distribution } from '../../charts.js';
+import type { Breakdown, ChartData, Distribution, RunMetrics } from '../../charts.js';
 import type { HistogramBin } from '../../rollout-index.js';
 import { api, el, fmt } from './dom.js';
 
@@ -98,6 +98,11 @@ export function rewardChart(box: HTMLElement, id: string, bins: readonly Histogr
   });
 }
 
+/** What a reward figure leaves out: the masked samples among the charted rows. */
+function maskedNote(c: Charts): string {
+  return c.masked.count ? ' · ' + c.masked.count + ' masked left out' : '';
+}
+
 function distCaption(d: Distribution, unit: string): string {
   if (!d.count) return 'no data';
   return 'n=' + d.count + ' · mean ' + fmt(d.mean) + unit + ' · p50 ' + fmt(d.p50) + unit + ' · p90 ' + fmt(d.p90) + unit + ' · p99 ' + fmt(d.p99) + unit + ' · max ' + fmt(d.max) + unit;
@@ -120,7 +125,7 @@ interface Kind {
 const KINDS: Kind[] = [
   {
     key: 'reward', title: 'Reward distribution', question: 'How are rewards spread? Bars coloured by reward (red 0 → green 1).',
-    draw: (box, c, cap) => { rewardChart(box, 'chart-reward-' + c.name, c.reward.bins); cap.textContent = distCaption(c.reward, ''); },
+    draw: (box, c, cap) => { rewardChart(box, 'chart-reward-' + c.name, c.reward.bins); cap.textContent = distCaption(c.reward, '') + maskedNote(c); },
   },
   {
     key: 'passrate', title: 'Pass rate per task', question: 'Which tasks give training signal? Tasks by the share of their rollouts that passed: those whose rewards differ (amber, for 0/1 rewards) do; never (red) or always (green) passed give none.',
@@ -132,7 +137,7 @@ const KINDS: Kind[] = [
         labels: p.bins.map((b) => b.label),
         datasets: [{ label: 'tasks', data: p.bins.map((b) => b.count), color: p.bins.map((b, i) => (i === 0 ? RED : i === p.bins.length - 1 ? GREEN : AMBER)) }],
       });
-      cap.textContent = p.tasks + ' tasks · with signal ' + p.signal + ' (' + fmt((100 * p.signal) / p.tasks) + '%) · never passed ' + p.never + ' · always passed ' + p.always;
+      cap.textContent = p.tasks + ' tasks · with signal ' + p.signal + ' (' + fmt((100 * p.signal) / p.tasks) + '%) · never passed ' + p.never + ' · always passed ' + p.always + maskedNote(c);
     },
   },
   {
@@ -178,15 +183,42 @@ const KINDS: Kind[] = [
   },
 ];
 
-/** Figures of every run, one column per run. */
-function runsTable(summaries: readonly RunSummary[], charts: readonly Charts[]): HTMLTableElement {
+type Present = Record<string, { mean: number; rows: number }>;
+
+/**
+ * A field's mean as the terminal summary prints it: over the rows that have it, with how many those
+ * are, when some rows lack it (`mean_where_present`), else over every row.
+ */
+function fieldMean(m: RunMetrics, field: string): string {
+  const present = (m.mean_where_present ?? {}) as Present;
+  const means = (m.mean ?? {}) as Record<string, number>;
+  const p = present[field];
+  if (p) return fmt(p.mean) + ' (' + p.rows + ' of ' + fmt(m.rows) + ' rows)';
+  return field in means ? fmt(means[field]) : '–';
+}
+
+/** A reward component's mean and pass@k (the collector's metrics over the charted rows). */
+function componentFigure(m: RunMetrics, name: string): string {
+  const c = ((m.reward_components ?? {}) as Record<string, Record<string, number>>)[name];
+  if (!c) return '–';
+  return fmt(c.mean) + Object.keys(c).filter((k) => /^pass@\d+$/.test(k)).map((k) => ' · ' + k + ' ' + fmt(c[k])).join('');
+}
+
+/** Figures of every run, one column per run (the reward figures over the charted rows, masked samples left out). */
+function runsTable(summaries: readonly RunSummary[], charts: readonly Charts[], filtered: boolean): HTMLTableElement {
+  const components = [...new Set(charts.flatMap((c) => c.components.map((x) => x.name)))].sort();
+  const fields = [...new Set(charts.flatMap((c) => Object.keys((c.metrics.mean ?? {}) as Record<string, number>)))].filter((k) => k !== 'reward').sort();
   const lines: [string, (s: RunSummary, c: Charts) => string][] = [
     ['Rows', (s) => String(s.rows)],
+    ...(filtered ? [['Rows matching the filter', (_s: RunSummary, c: Charts) => String(c.rows)] as [string, (s: RunSummary, c: Charts) => string]] : []),
     ['Invalid rows', (s) => String(s.invalidRows)],
-    ['Mean reward', (s) => fmt(s.rewards.mean)],
-    ['Tasks', (s) => String(s.tasks.count)],
-    ['pass@k', (s) => fmt(s.tasks.passAtK) + (s.tasks.k !== null ? ' (k=' + s.tasks.k + ')' : '')],
-    ['pass@1', (s) => fmt(s.tasks.passAt1)],
+    ['Masked (left out)', (_s, c) => String(c.masked.count) + (c.masked.count ? ': ' + c.masked.byReason.map((m) => m.reason + ' ' + m.count).join(', ') : '')],
+    ['Mean reward', (_s, c) => fmt(c.reward.mean)],
+    ...components.map((name) => ['Component ' + name, (_s: RunSummary, c: Charts) => componentFigure(c.metrics, name)] as [string, (s: RunSummary, c: Charts) => string]),
+    ...fields.map((f) => ['Mean ' + f, (_s: RunSummary, c: Charts) => fieldMean(c.metrics, f)] as [string, (s: RunSummary, c: Charts) => string]),
+    ['Tasks', (_s, c) => String(c.tasks.count)],
+    ['pass@k', (_s, c) => fmt(c.tasks.passAtK) + (c.tasks.k !== null ? ' (k=' + c.tasks.k + ')' : '')],
+    ['pass@1', (_s, c) => fmt(c.tasks.passAt1)],
     ['Tasks with signal', (_s, c) => c.passRate.tasks ? c.passRate.signal + ' of ' + c.passRate.tasks : '–'],
     ['Output tokens p50 / p90', (_s, c) => fmt(c.outputTokens.p50) + ' / ' + fmt(c.outputTokens.p90)],
     ['Latency p50 / p90 (s)', (_s, c) => c.latency.count ? fmt(c.latency.p50) + ' / ' + fmt(c.latency.p90) : c.collectorLatency ? fmt(c.collectorLatency.p50) + ' / ' + fmt(c.collectorLatency.p90) + ' (collector)' : '–'],
@@ -204,8 +236,11 @@ function grid(n: number, children: HTMLElement[]): HTMLDivElement {
   return g;
 }
 
-async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], by: string): Promise<void> {
-  const answers = await Promise.all(runs.map((r) => api<Breakdown>('/api/breakdown?file=' + r.name + '&by=' + encodeURIComponent(by)).catch((e: Error) => e)));
+async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], charts: readonly Charts[], by: string, filter: string): Promise<void> {
+  // A run without the field (another environment, no reward components) is not asked.
+  const answers = await Promise.all(runs.map((r, i) => charts[i]!.groupable.includes(by)
+    ? api<Breakdown>('/api/breakdown?file=' + r.name + '&by=' + encodeURIComponent(by) + (filter ? '&' + filter : '')).catch((e: Error) => e)
+    : new Error('No field ' + by + ' in this run.')));
   const cards = runs.map((r, i) => {
     const b = answers[i]!;
     const card = el('figure', { className: 'chart-card', 'data-run': r.name });
@@ -222,9 +257,11 @@ async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], by: stri
         { label: 'pass rate', data: groups.map((g) => g.passRate ?? 0), color: BLUE },
       ],
     });
-    const head = el('tr', {}, ['Value', 'Rows', 'Mean reward', 'Pass rate', 'Output tokens', 'Tool errors', 'p50 s'].map((h) => el('th', { text: h })));
+    // The masked column only when the run has masked samples.
+    const anyMasked = b.groups.some((g) => g.masked > 0);
+    const head = el('tr', {}, ['Value', 'Rows', ...(anyMasked ? ['Masked'] : []), 'Mean reward', 'Pass rate', 'Output tokens', 'Tool errors', 'p50 s'].map((h) => el('th', { text: h })));
     const rows = b.groups.map((g) => el('tr', { 'data-value': g.value }, [
-      el('td', { text: g.value, title: g.value }), el('td', { text: String(g.rows) }), el('td', { text: fmt(g.meanReward) }), el('td', { text: fmt(g.passRate) }),
+      el('td', { text: g.value, title: g.value }), el('td', { text: String(g.rows) }), anyMasked ? el('td', { text: String(g.masked) }) : null, el('td', { text: fmt(g.meanReward) }), el('td', { text: fmt(g.passRate) }),
       el('td', { text: fmt(g.meanOutputTokens) }), el('td', { text: g.toolErrors + ' / ' + g.toolCalls, className: g.toolErrors ? 'error' : '' }), el('td', { text: fmt(g.p50LatencyS) }),
     ]));
     card.appendChild(el('div', { className: 'table-scroll' }, [el('table', { className: 'breakdown' }, [el('thead', {}, [head]), el('tbody', {}, rows)])]));
@@ -234,14 +271,49 @@ async function drawBreakdown(holder: HTMLElement, runs: readonly Run[], by: stri
   holder.replaceChildren(grid(runs.length, cards));
 }
 
-/** The Charts view: a table of every run's figures, then each chart once per run, then the breakdown by a chosen field. */
-export async function renderCharts(box: HTMLElement, runs: readonly Run[]): Promise<void> {
+/** One chart per reward component, a card per run (the component's values over the unmasked charted rows). */
+function componentRows(charts: readonly Charts[]): HTMLElement[] {
+  const names = [...new Set(charts.flatMap((c) => c.components.map((x) => x.name)))].sort();
+  return names.map((name, i) => {
+    const cards = charts.map((c) => {
+      const holder = el('div');
+      const cap = el('p', { className: 'chart-caption muted' });
+      const comp = c.components.find((x) => x.name === name);
+      queueMicrotask(() => {
+        if (!comp || !comp.values.count) { holder.replaceChildren(el('p', { className: 'muted', text: 'No rows with this component.' })); return; }
+        distChart(holder, 'chart-component-' + i + '-' + c.name, comp.values, name, '', valueColor(comp.values.mean ?? 0));
+        cap.textContent = distCaption(comp.values, '') + maskedNote(c);
+      });
+      return el('figure', { className: 'chart-card', 'data-run': c.name }, [el('figcaption', { text: c.name.toUpperCase() + ': ' + c.file }), holder, cap]);
+    });
+    return el('section', { className: 'chart-row', 'data-kind': 'component', 'data-component': name }, [
+      el('h3', { text: 'Reward component: ' + name }),
+      el('p', { className: 'muted question', text: 'How is this part of the reward spread (reward_components.' + name + ')?' }),
+      grid(charts.length, cards),
+    ]);
+  });
+}
+
+/** What the charts are drawn from: every row, or the rows matching the list's filters. */
+function filterLine(filter: string, charts: readonly Charts[]): HTMLElement {
+  const text = filter
+    ? 'Charts of the rows matching the filter (' + new URLSearchParams(filter).toString().replace(/&/g, ', ') + '): ' + charts.map((c) => c.name.toUpperCase() + ' ' + c.rows + ' of ' + c.totalRows).join(' · ')
+    : 'Charts of every row: ' + charts.map((c) => c.name.toUpperCase() + ' ' + c.totalRows).join(' · ');
+  return el('p', { id: 'charts-filter', text });
+}
+
+/**
+ * The Charts view: a table of every run's figures, then each chart once per run, then the breakdown
+ * by a chosen field, all over the rows matching `filter` (the list's filters as a query string).
+ */
+export async function renderCharts(box: HTMLElement, runs: readonly Run[], filter = ''): Promise<void> {
+  const before = (document.getElementById('group-by') as HTMLSelectElement | null)?.value;
   box.replaceChildren(el('p', { className: 'muted', text: 'Loading charts…' }));
   const [summaries, charts] = await Promise.all([
     api<{ runs: RunSummary[] }>('/api/runs').then((r) => r.runs),
-    Promise.all(runs.map((r) => api<Charts>('/api/charts?file=' + r.name))),
+    Promise.all(runs.map((r) => api<Charts>('/api/charts?file=' + r.name + (filter ? '&' + filter : '')))),
   ]);
-  const parts: HTMLElement[] = [el('h2', { text: runs.length > 1 ? 'Runs side by side' : 'Run' }), runsTable(summaries, charts)];
+  const parts: HTMLElement[] = [filterLine(filter, charts), el('h2', { text: runs.length > 1 ? 'Runs side by side' : 'Run' }), runsTable(summaries, charts, filter !== '')];
   // Each run's aggregate metrics and collection failures by reason, collapsed.
   parts.push(grid(summaries.length, summaries.map((s) => {
     const failures = s.collectionFailures.byReason.map((f) => f.count + ' × ' + f.reason).join('\n');
@@ -260,18 +332,21 @@ export async function renderCharts(box: HTMLElement, runs: readonly Run[]): Prom
       return card;
     });
     parts.push(el('section', { className: 'chart-row', 'data-kind': k.key }, [el('h3', { text: k.title }), el('p', { className: 'muted question', text: k.question }), grid(charts.length, cards)]));
+    if (k.key === 'reward') parts.push(...componentRows(charts));
   }
   const fields = [...new Set(charts.flatMap((c) => c.groupable))];
   const select = el('select', { id: 'group-by' }, fields.map((f) => el('option', { value: f, text: f })));
+  // Redrawn for another filter: keep the field the breakdown was grouped by.
+  if (before && fields.includes(before)) select.value = before;
   const holder = el('div', { id: 'breakdown' });
-  select.addEventListener('change', () => { void drawBreakdown(holder, runs, select.value); });
+  select.addEventListener('change', () => { void drawBreakdown(holder, runs, charts, select.value, filter); });
   parts.push(el('section', { className: 'chart-row', 'data-kind': 'breakdown' }, [
     el('h3', { text: 'Breakdown' }),
-    el('p', { className: 'muted question', text: 'How do agents, or the values of any verifier field, differ in reward, pass rate, tokens, tool errors and latency?' }),
+    el('p', { className: 'muted question', text: 'How do agents, the values of any verifier field or of a reward component, differ in reward, pass rate, tokens, tool errors and latency? (Masked samples are counted per value and left out of its reward figures.)' }),
     el('label', { text: 'Group by ' }, [select]),
     holder,
   ]));
   box.replaceChildren(...parts);
   await new Promise((r) => setTimeout(r, 0));
-  await drawBreakdown(holder, runs, select.value);
+  await drawBreakdown(holder, runs, charts, select.value, filter);
 }
