@@ -1,6 +1,7 @@
 /**
  * Aggregate metrics over rollout results: upstream's mean of every top-level numeric (and
- * boolean) field, and per-task pass@k / mean@k when each task was rolled out k > 1 times; beyond
+ * boolean) field, and pass@k / mean@k when tasks were rolled out more than once (each task with its
+ * own number of scored rollouts, see {@link passAtKOf}); beyond
  * means: per-task pass rate and reward spread, token usage (from each response's `usage`) and the
  * latency of each rollout as the collector saw it.
  *
@@ -294,24 +295,42 @@ export class MetricsAccumulator {
 }
 
 /**
- * pass@k and mean@k over tasks' values (k = the number of values each task has; none when tasks
- * differ in k or k is 1): binary values by the unbiased estimator, others as the best of the first k.
+ * pass@k and mean@k over tasks' values, where each task may have its own number n of scored values
+ * (masked samples and failed rollouts are left out, so tasks routinely differ):
+ * - k is the largest n of any task (the run's `num_repeats` unless every task lost a rollout);
+ *   nothing is reported when k is 1.
+ * - Per task, {@link taskPassAtK} with that task's own n; pass@k is the mean over the tasks with
+ *   n ≥ k, and `pass@k_tasks_left_out` says how many had fewer (only when some did).
+ * - When tasks differ in n, also pass@m for the largest m every task has (m > 1), over all tasks.
+ * - mean@k: the mean over all tasks of each task's mean over its n values; pass@1 is over all tasks.
+ * Values are per task binary (all 0 or 1) or not, as upstream decides it (`reward_profile.py`).
  */
-export function passAtKOf(perTask: ReadonlyMap<number, number[]>): Record<string, number> | null {
-  if (perTask.size === 0) return null;
-  const ks = new Set([...perTask.values()].map((r) => r.length));
-  if (ks.size !== 1) return null;
-  const k = [...ks][0]!;
+export function passAtKOf(perTask: ReadonlyMap<number, readonly number[]>): Record<string, number> | null {
+  const tasks = [...perTask.values()].filter((vs) => vs.length > 0);
+  if (tasks.length === 0) return null;
+  const ns = tasks.map((vs) => vs.length);
+  const k = Math.max(...ns);
   if (k <= 1) return null;
-  const rewards = [...perTask.values()];
-  const binary = rewards.every((rs) => rs.every((r) => r === 0 || r === 1));
-  const out: Record<string, number> = {};
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  out[`mean@${k}`] = mean(rewards.map(mean));
-  for (const kk of [...new Set([1, k])]) {
-    out[`pass@${kk}`] = mean(rewards.map((rs) => (binary ? passAtKUnbiased(rs.length, rs.filter((r) => r === 1).length, kk) : Math.max(...rs.slice(0, kk)))));
+  const common = Math.min(...ns);
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const out: Record<string, number> = { [`mean@${k}`]: mean(tasks.map(mean)) };
+  for (const kk of [...new Set([1, common, k])].sort((a, b) => a - b)) {
+    const eligible = tasks.filter((vs) => vs.length >= kk);
+    out[`pass@${kk}`] = mean(eligible.map((vs) => taskPassAtK(vs, kk)));
   }
+  const leftOut = tasks.length - tasks.filter((vs) => vs.length >= k).length;
+  if (leftOut > 0) out['pass@k_tasks_left_out'] = leftOut;
   return out;
+}
+
+/**
+ * One task's pass@k from its n ≥ k values. Binary values (all 0 or 1): the unbiased estimator
+ * 1 - C(n-c, k) / C(n, k) (c = the values that are 1). Others (partial credit): upstream's
+ * best of the first k values, in the order they were recorded.
+ */
+export function taskPassAtK(values: readonly number[], k: number): number {
+  if (values.every((v) => v === 0 || v === 1)) return passAtKUnbiased(values.length, values.filter((v) => v === 1).length, k);
+  return Math.max(...values.slice(0, k));
 }
 
 /** `{mean_where_present}` when some field is missing from some rows, else nothing. */
