@@ -3,12 +3,16 @@
  * its own tests): a row that lists no tools, with the setting on (in the agent's block or as the
  * global setting), gets the resources server's tools (GET /ng_tools) in the model request — or,
  * for remote_agent, in the request to the user's service; for an in-process agent, in `ctx.tools`
- * and `ctx.params.tools`. Off (the default): the row as it is, upstream's behaviour.
+ * and `ctx.params.tools`, and so in the requests the three framework examples make. Off (the
+ * default): the row as it is, upstream's behaviour.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseSeedSessionRequestSchema, BaseVerifyRequestSchema, defineInProcessAgent, defineResourcesServer, GymnasiumServerConfigSchema, ResourcesServerConfigSchema } from '@nemo-gym/core/server';
 import { globalConfigFor, startStubServer, startTestServer, textResponse, type StubServer, type TestServer } from '@nemo-gym/core/testing';
+import { server as aiSdkAgent } from '../responses_api_agents/ai_sdk_agent/app.js';
 import { server as gymnasiumAgent } from '../responses_api_agents/gymnasium_agent/app.js';
+import { server as langgraphAgent } from '../responses_api_agents/langgraph_agent/app.js';
+import { server as openaiAgentsAgent } from '../responses_api_agents/openai_agents_agent/app.js';
 import { server as remoteAgent } from '../responses_api_agents/remote_agent/app.js';
 import { server as userSimulationAgent } from '../responses_api_agents/user_simulation_agent/app.js';
 
@@ -109,6 +113,21 @@ const CASES: Record<string, () => Case> = {
       offered: () => seenByInProcess.slice(from).flatMap((s) => [s.tools, s.paramsTools]),
     };
   },
+  // The three framework examples are in-process agents: the framework's own request carries the tools.
+  ...Object.fromEntries(
+    Object.entries({ ai_sdk_agent: aiSdkAgent, langgraph_agent: langgraphAgent, openai_agents_agent: openaiAgentsAgent }).map(([name, agent]) => [
+      name,
+      (): Case => {
+        const from = policy.requestsTo('/v1/responses').length;
+        return {
+          agent,
+          config: { resources_server: resourcesRef('weather'), model_server: modelRef('policy_model'), capture: false },
+          row: { responses_create_params: { input: bareInput } },
+          offered: () => since(policy, from).map((r) => namesOf(r.body)),
+        };
+      },
+    ]),
+  ),
   remote_agent: () => {
     const from = service.requestsTo('/v1/responses').length;
     return {
