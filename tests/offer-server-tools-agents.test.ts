@@ -103,58 +103,35 @@ const namesOf = (body: Json | undefined) => ((body?.tools ?? []) as { name: stri
 /** The requests a stub got since `from`. */
 const since = (stub: StubServer, from: number) => stub.requestsTo('/v1/responses').slice(from);
 
+/** An agent whose requests go to the stub `stubOf()` gives (started in beforeAll): the case reads their tools. */
+function requestsCase(stubOf: () => StubServer, agent: Case['agent'], config: () => Json, row: Json = { responses_create_params: { input: bareInput } }): () => Case {
+  return () => {
+    const stub = stubOf();
+    const from = stub.requestsTo('/v1/responses').length;
+    return { agent, config: config(), row, offered: () => since(stub, from).map((r) => namesOf(r.body)) };
+  };
+}
+const toPolicy = () => policy;
+
+const weatherPolicy = { resources_server: resourcesRef('weather'), model_server: modelRef('policy_model') };
+
 const CASES: Record<string, () => Case> = {
   in_process: () => {
     const from = seenByInProcess.length;
     return {
       agent: inProcess,
-      config: { resources_server: resourcesRef('weather'), model_server: modelRef('policy_model'), capture: false },
+      config: { ...weatherPolicy, capture: false },
       row: { responses_create_params: { input: bareInput } },
       offered: () => seenByInProcess.slice(from).flatMap((s) => [s.tools, s.paramsTools]),
     };
   },
   // The three framework examples are in-process agents: the framework's own request carries the tools.
-  ...Object.fromEntries(
-    Object.entries({ ai_sdk_agent: aiSdkAgent, langgraph_agent: langgraphAgent, openai_agents_agent: openaiAgentsAgent }).map(([name, agent]) => [
-      name,
-      (): Case => {
-        const from = policy.requestsTo('/v1/responses').length;
-        return {
-          agent,
-          config: { resources_server: resourcesRef('weather'), model_server: modelRef('policy_model'), capture: false },
-          row: { responses_create_params: { input: bareInput } },
-          offered: () => since(policy, from).map((r) => namesOf(r.body)),
-        };
-      },
-    ]),
-  ),
-  remote_agent: () => {
-    const from = service.requestsTo('/v1/responses').length;
-    return {
-      agent: remoteAgent,
-      config: { resources_server: resourcesRef('weather'), agent_base_url: service.url },
-      row: { responses_create_params: { input: bareInput } },
-      offered: () => since(service, from).map((r) => namesOf(r.body)),
-    };
-  },
-  user_simulation_agent: () => {
-    const from = policy.requestsTo('/v1/responses').length;
-    return {
-      agent: userSimulationAgent,
-      config: { resources_server: resourcesRef('weather'), model_server: modelRef('policy_model'), user_model_server: modelRef('user_model') },
-      row: { responses_create_params: { input: bareInput }, user_instructions: 'You want the weather in Oslo.' },
-      offered: () => since(policy, from).map((r) => namesOf(r.body)),
-    };
-  },
-  gymnasium_agent: () => {
-    const from = policy.requestsTo('/v1/responses').length;
-    return {
-      agent: gymnasiumAgent,
-      config: { resources_server: resourcesRef('gym'), model_server: modelRef('policy_model') },
-      row: { responses_create_params: { input: bareInput } },
-      offered: () => since(policy, from).map((r) => namesOf(r.body)),
-    };
-  },
+  ai_sdk_agent: requestsCase(toPolicy, aiSdkAgent, () => ({ ...weatherPolicy, capture: false })),
+  langgraph_agent: requestsCase(toPolicy, langgraphAgent, () => ({ ...weatherPolicy, capture: false })),
+  openai_agents_agent: requestsCase(toPolicy, openaiAgentsAgent, () => ({ ...weatherPolicy, capture: false })),
+  remote_agent: requestsCase(() => service, remoteAgent, () => ({ resources_server: resourcesRef('weather'), agent_base_url: service.url })),
+  user_simulation_agent: requestsCase(toPolicy, userSimulationAgent, () => ({ ...weatherPolicy, user_model_server: modelRef('user_model') }), { responses_create_params: { input: bareInput }, user_instructions: 'You want the weather in Oslo.' }),
+  gymnasium_agent: requestsCase(toPolicy, gymnasiumAgent, () => ({ resources_server: resourcesRef('gym'), model_server: modelRef('policy_model') })),
 };
 
 /** Runs one rollout of `name` with `agentSetting` in its block and `globalSetting` as the global one. */
