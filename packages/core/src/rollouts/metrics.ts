@@ -93,15 +93,36 @@ export function metricsDigest(result: Record<string, unknown>): Record<string, u
   return out;
 }
 
+/**
+ * Values per task, each with its rollout index: read back in rollout order (values added without
+ * an index after the others, in the order added), so "the first k" of a task does not depend on
+ * which rollouts finished first.
+ */
+class TaskValues {
+  private readonly byTask = new Map<number, { r: number; v: number }[]>();
+  get size(): number {
+    return this.byTask.size;
+  }
+  push(task: number, rolloutIndex: number | undefined, v: number): void {
+    const list = this.byTask.get(task) ?? [];
+    list.push({ r: rolloutIndex ?? Infinity, v });
+    this.byTask.set(task, list);
+  }
+  /** Each task's values in rollout order. */
+  inOrder(): Map<number, number[]> {
+    return new Map([...this.byTask].map(([t, list]) => [t, [...list].sort((a, b) => a.r - b.r).map((x) => x.v)]));
+  }
+}
+
 export class MetricsAccumulator {
   private readonly sums = new Map<string, number>();
   private readonly counts = new Map<string, number>();
-  private readonly perTask = new Map<number, number[]>();
+  private readonly perTask = new TaskValues();
   private readonly perAgent = new Map<string, MetricsAccumulator>();
   /** Durations (ms) of the rollouts this run completed, as the collector timed them. */
   private readonly latencies: number[] = [];
   /** Per component name: its sum, and per task its values (for pass@k). */
-  private readonly components = new Map<string, { sum: number; n: number; perTask: Map<number, number[]> }>();
+  private readonly components = new Map<string, { sum: number; n: number; perTask: TaskValues }>();
   /** Masked samples by failure reason. */
   private readonly maskedBy = new Map<string, number>();
   masked = 0;
@@ -113,7 +134,12 @@ export class MetricsAccumulator {
   /** `trackTasks`: keep per-task rewards for pass@k (only useful with several rollouts per task). */
   constructor(private readonly trackTasks = true) {}
 
-  add(result: Record<string, unknown>, taskIndex?: number, agent?: string, nested = true): void {
+  /** Counts one result of task `taskIndex` (its rollout `rolloutIndex`: the order pass@k reads a task's values in). */
+  add(result: Record<string, unknown>, taskIndex?: number, agent?: string, rolloutIndex?: number): void {
+    this.addRow(result, taskIndex, agent, rolloutIndex, true);
+  }
+
+  private addRow(result: Record<string, unknown>, taskIndex: number | undefined, agent: string | undefined, rolloutIndex: number | undefined, nested: boolean): void {
     if (isMasked(result)) {
       this.addMasked(result, agent, nested);
       return;
@@ -137,26 +163,18 @@ export class MetricsAccumulator {
       }
     }
     const reward = typeof result.reward === 'number' ? result.reward : typeof result.reward === 'boolean' ? Number(result.reward) : 0;
-    if (taskIndex !== undefined && this.trackTasks) {
-      const list = this.perTask.get(taskIndex) ?? [];
-      list.push(reward);
-      this.perTask.set(taskIndex, list);
-    }
+    if (taskIndex !== undefined && this.trackTasks) this.perTask.push(taskIndex, rolloutIndex, reward);
     for (const [name, x] of rewardComponentsOf(result) ?? []) {
       let c = this.components.get(name);
-      if (!c) this.components.set(name, (c = { sum: 0, n: 0, perTask: new Map() }));
+      if (!c) this.components.set(name, (c = { sum: 0, n: 0, perTask: new TaskValues() }));
       c.sum += x;
       c.n++;
-      if (taskIndex !== undefined && this.trackTasks) {
-        const list = c.perTask.get(taskIndex) ?? [];
-        list.push(x);
-        c.perTask.set(taskIndex, list);
-      }
+      if (taskIndex !== undefined && this.trackTasks) c.perTask.push(taskIndex, rolloutIndex, x);
     }
     if (nested && agent) {
       let acc = this.perAgent.get(agent);
       if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
-      acc.add(result, taskIndex, undefined, false);
+      acc.addRow(result, taskIndex, undefined, rolloutIndex, false);
     }
   }
 
@@ -175,7 +193,7 @@ export class MetricsAccumulator {
     if (agent) {
       let acc = this.perAgent.get(agent);
       if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
-      acc.add(result, undefined, undefined, false);
+      acc.addRow(result, undefined, undefined, undefined, false);
     }
   }
 
@@ -191,7 +209,7 @@ export class MetricsAccumulator {
     const out: Record<string, Record<string, number>> = {};
     for (const name of [...this.components.keys()].sort()) {
       const c = this.components.get(name)!;
-      out[name] = { rows: c.n, mean: c.sum / c.n, ...(passAtKOf(c.perTask) ?? {}) };
+      out[name] = { rows: c.n, mean: c.sum / c.n, ...(passAtKOf(c.perTask.inOrder()) ?? {}) };
     }
     return out;
   }
@@ -224,7 +242,7 @@ export class MetricsAccumulator {
     let nonePass = 0;
     let passSum = 0;
     let stdSum = 0;
-    for (const [task, rs] of [...this.perTask].sort((a, b) => a[0] - b[0])) {
+    for (const [task, rs] of [...this.perTask.inOrder()].sort((a, b) => a[0] - b[0])) {
       const n = rs.length;
       const mean = rs.reduce((a, b) => a + b, 0) / n;
       const std = Math.sqrt(rs.reduce((a, r) => a + (r - mean) ** 2, 0) / n);
@@ -265,7 +283,7 @@ export class MetricsAccumulator {
 
   /** pass@k and mean@k over tasks (k = the number of rollouts each task has). */
   passAtK(): Record<string, number> | null {
-    return passAtKOf(this.perTask);
+    return passAtKOf(this.perTask.inOrder());
   }
 
   summary(): Record<string, unknown> {
@@ -303,7 +321,8 @@ export class MetricsAccumulator {
  *   n ≥ k, and `pass@k_tasks_left_out` says how many had fewer (only when some did).
  * - When tasks differ in n, also pass@m for the largest m every task has (m > 1), over all tasks.
  * - mean@k: the mean over all tasks of each task's mean over its n values; pass@1 is over all tasks.
- * Values are per task binary (all 0 or 1) or not, as upstream decides it (`reward_profile.py`).
+ * Values are per task binary (all 0 or 1) or not, as upstream decides it (`reward_profile.py`);
+ * the accumulator gives a task's values in rollout order (see {@link taskPassAtK}).
  */
 export function passAtKOf(perTask: ReadonlyMap<number, readonly number[]>): Record<string, number> | null {
   const tasks = [...perTask.values()].filter((vs) => vs.length > 0);
@@ -326,7 +345,8 @@ export function passAtKOf(perTask: ReadonlyMap<number, readonly number[]>): Reco
 /**
  * One task's pass@k from its n ≥ k values. Binary values (all 0 or 1): the unbiased estimator
  * 1 - C(n-c, k) / C(n, k) (c = the values that are 1). Others (partial credit): upstream's
- * best of the first k values, in the order they were recorded.
+ * best of the first k values (in rollout order, so the figure does not depend on which rollouts
+ * finished first).
  */
 export function taskPassAtK(values: readonly number[], k: number): number {
   if (values.every((v) => v === 0 || v === 1)) return passAtKUnbiased(values.length, values.filter((v) => v === 1).length, k);

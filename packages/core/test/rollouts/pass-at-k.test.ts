@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MetricsAccumulator, passAtKOf, taskPassAtK } from '../../src/rollouts/metrics.js';
 
+type Json = Record<string, unknown>;
 const tasks = (...values: number[][]) => new Map(values.map((vs, i) => [i, vs]));
 
 describe('taskPassAtK', () => {
@@ -81,5 +82,20 @@ describe('MetricsAccumulator', () => {
     expect(format['pass@1']).toBeCloseTo((1 + 0.5 + 1) / 3, 12);
     expect(format['pass@3']).toBe(1);
     expect(format['pass@k_tasks_left_out']).toBe(2);
+  });
+
+  it("partial credit: the first k are the task's first rollouts, whatever order they finished in", () => {
+    const inOrder = new MetricsAccumulator(true);
+    const reversed = new MetricsAccumulator(true);
+    // Task 0: 0.25, 0.5, 0.75, 1 (rollouts 0..3); task 1: 0.5, 0.25, 0.25, 0.25.
+    const rows = [0, 1, 2, 3].flatMap((r) => [[{ reward: 0.25 * (r + 1) }, 0, r], [{ reward: r === 0 ? 0.5 : 0.25 }, 1, r]] as [Json, number, number][]);
+    for (const [row, t, r] of rows) inOrder.add(row, t, 'a', r);
+    for (const [row, t, r] of [...rows].reverse()) reversed.add(row, t, 'a', r);
+    const s = reversed.summary() as Json;
+    expect(s).toEqual(inOrder.summary());
+    // pass@1: rollout 0 of each task (0.25 and 0.5; in finishing order it would be 1 and 0.25);
+    // pass@4: the best of all four (1 and 0.5).
+    expect(s['pass@1']).toBeCloseTo(0.375, 12);
+    expect(s['pass@4']).toBeCloseTo(0.75, 12);
   });
 });
