@@ -84,6 +84,29 @@ describe('masked samples', () => {
   });
 });
 
+describe('pass@k with masked samples', () => {
+  it('tasks left with different numbers of scored rollouts still get pass@k, each by its own n, and the summary says how many were left out', async () => {
+    const masked = { reward: 1, mask_sample: true, failure_reason: 'max_steps' };
+    const { summary, metrics } = await collect(
+      'uneven',
+      [
+        [{ reward: 1 }, { reward: 0 }, { reward: 0 }],
+        [{ reward: 1 }, masked, { reward: 1 }],
+        [{ reward: 0 }, { reward: 0 }, masked],
+      ],
+      3,
+    );
+    expect(metrics.rows).toBe(7);
+    // pass@1: (1/3 + 1 + 0) / 3; pass@2 over all three: (1 - C(2,2)/C(3,2) = 2/3, 1, 0) / 3; pass@3: task 0 only.
+    expect(metrics['pass@1']).toBeCloseTo(4 / 9, 12);
+    expect(metrics['pass@2']).toBeCloseTo(5 / 9, 12);
+    expect(metrics['pass@3']).toBe(1);
+    expect(metrics['pass@k_tasks_left_out']).toBe(2);
+    expect(metrics['mean@3']).toBeCloseTo(4 / 9, 12);
+    expect(metricsTable(summary.metrics, summary)).toMatch(/reward\s+mean 0\.429 {2}mean@3 0\.444 {2}pass@1 0\.444 {2}pass@2 0\.556 {2}pass@3 1 \(pass@3 leaves out 2 tasks with fewer scored rollouts\)/);
+  });
+});
+
 describe("upstream's failed row", () => {
   it('a 200 row marked _ng_failure_class: judge_failed (upstream HEAD) is recorded as a judge failure with its request, not written with reward 0', async () => {
     const { summary, rows, metrics } = await collect(

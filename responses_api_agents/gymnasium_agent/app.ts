@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { hopFailure, viaHop } from '@nemo-gym/core/client';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
 import { ResponseCreateParamsSchema } from '@nemo-gym/core/openai';
-import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, RawJson, startIfMain } from '@nemo-gym/core/server';
+import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, offersServerTools, RawJson, startIfMain } from '@nemo-gym/core/server';
 import { runEpisode } from './src/episode.js';
 
 export const GymnasiumAgentConfigSchema = AgentServerConfigSchema.extend({
@@ -20,6 +20,8 @@ export const GymnasiumAgentConfigSchema = AgentServerConfigSchema.extend({
   reward_aggregation: z.enum(['sum', 'last', 'max']).default('sum'),
   /** Seconds each /reset, /step and /close may take (null: the client's HTTP timeouts). */
   step_timeout_s: z.number().positive().nullable().default(null),
+  /** A row without tools: the model is offered the resources server's (GET /ng_tools); unset: the global setting of that name. */
+  offer_server_tools: z.boolean().nullable().optional(),
 });
 
 export const server = defineAgent({
@@ -38,7 +40,7 @@ export const server = defineAgent({
   run: {
     body: BaseRunRequestSchema.loose(),
     handler: async (body, ctx) => {
-      const { answer, cookies } = await runEpisode(body as Record<string, unknown>, ctx.config, { client: ctx.client, log: ctx.log, signal: ctx.signal }, ctx.cookies);
+      const { answer, cookies } = await runEpisode(body as Record<string, unknown>, ctx.config, { client: ctx.client, log: ctx.log, signal: ctx.signal }, ctx.cookies, { offerServerTools: offersServerTools(ctx.config, ctx.globalConfig) });
       ctx.setCookies(cookies);
       return answer;
     },

@@ -8,10 +8,10 @@
  */
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { ResourcesServerRefSchema } from '@nemo-gym/core/config';
+import { ResourcesServerRefSchema, type ConfigDict } from '@nemo-gym/core/config';
 import { HttpError } from '@nemo-gym/core/errors';
 import { fullCreateParamsDump, ResponseCreateParamsSchema, responseEvents } from '@nemo-gym/core/openai';
-import { AgentServerConfigSchema, BaseRunRequestSchema, callWithin, defineAgent, seedRollout, SseReply, startIfMain, verifyAnswer, verifyRollout } from '@nemo-gym/core/server';
+import { AgentServerConfigSchema, BaseRunRequestSchema, callWithin, defineAgent, offersServerTools, seedRollout, SseReply, startIfMain, verifyAnswer, verifyRollout } from '@nemo-gym/core/server';
 import { runRemoteLoop, type RemoteLoopOptions } from './src/loop.js';
 
 /**
@@ -56,14 +56,17 @@ export const RemoteAgentConfigSchema = AgentServerConfigSchema.extend({
   run_timeout_secs: seconds.nullable().default(2100),
   /** Rollouts (/run) in flight at once against the service; more wait for a slot. null: no limit here. */
   concurrency: z.number().int().positive().nullable().default(32),
+  /** A row without tools: the service's requests carry the resources server's (GET /ng_tools); unset: the global setting of that name. */
+  offer_server_tools: z.boolean().nullable().optional(),
 });
 export type RemoteAgentConfig = z.output<typeof RemoteAgentConfigSchema>;
 
-function loopOptions(config: RemoteAgentConfig): RemoteLoopOptions {
+function loopOptions(config: RemoteAgentConfig, globalConfig: ConfigDict): RemoteLoopOptions {
   return {
     target: { url: `${config.agent_base_url}/v1/responses`, apiKey: config.agent_api_key || null, timeoutMs: config.remote_responses_timeout_secs * 1000 },
     resources: config.resources_server.name,
     maxSteps: config.max_steps,
+    offerServerTools: offersServerTools(config, globalConfig),
   };
 }
 
@@ -76,7 +79,7 @@ export const server = defineAgent({
     handler: async (body, ctx) => {
       // The service is always asked without streaming; `stream: true` streams the loop's finished answer.
       const { stream, ...params } = body;
-      const result = await runRemoteLoop(params, loopOptions(ctx.config), ctx.client, ctx.cookies, ctx.signal);
+      const result = await runRemoteLoop(params, loopOptions(ctx.config, ctx.globalConfig), ctx.client, ctx.cookies, ctx.signal);
       ctx.setCookies(result.resourcesCookies);
       return stream ? new SseReply(responseEvents(result.response)) : result.response;
     },
@@ -97,7 +100,7 @@ export const server = defineAgent({
           const cookies = await seedRollout(ctx.client, resources, rowText, ctx.cookies, signal);
           // The service gets the task's create params only: no other field of the row.
           const { stream: _stream, ...params } = body.responses_create_params;
-          const loop = await runRemoteLoop(params, loopOptions(config), ctx.client, cookies, signal);
+          const loop = await runRemoteLoop(params, loopOptions(config, ctx.globalConfig), ctx.client, cookies, signal);
           const verify = await verifyRollout(ctx.client, resources, row, rowText, loop.response, loop.resourcesCookies, signal);
           ctx.setCookies(loop.resourcesCookies);
           return verifyAnswer(verify);

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ModelServerRefSchema, ResourcesServerRefSchema } from '@nemo-gym/core/config';
 import { fullCreateParamsDump, ResponseCreateParamsSchema, responseEvents } from '@nemo-gym/core/openai';
-import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, seedRollout, SseReply, startIfMain, verifyAnswer, verifyRollout } from '@nemo-gym/core/server';
+import { AgentServerConfigSchema, BaseRunRequestSchema, defineAgent, offersServerTools, seedRollout, SseReply, startIfMain, verifyAnswer, verifyRollout } from '@nemo-gym/core/server';
 import { runEpisode } from './src/episode.js';
 import { UserInstructionsError } from './src/errors.js';
 import { DEFAULT_STOP_SIGNALS, DEFAULT_USER_SYSTEM_PROMPT, promptSignals, rowUserPrompt, userSystemPrompt } from './src/prompt.js';
@@ -33,6 +33,8 @@ export const UserSimulationAgentConfigSchema = AgentServerConfigSchema.extend({
   policy_timeout_s: seconds.nullable().default(600),
   user_timeout_s: seconds.default(300),
   tool_timeout_s: seconds.nullable().default(300),
+  /** A row without tools: the policy is offered the resources server's (GET /ng_tools); unset: the global setting of that name. */
+  offer_server_tools: z.boolean().nullable().optional(),
 });
 export type UserSimulationAgentConfig = z.output<typeof UserSimulationAgentConfigSchema>;
 
@@ -48,7 +50,7 @@ export const server = defineAgent({
       // The user's instructions are for the user model only: the policy never sees them.
       const params = metadata && Object.keys(ownMetadata).length > 0 ? { ...rest, metadata: ownMetadata } : rest;
       const prompt = userSystemPrompt(ctx.config.user_system_prompt, instructions, promptSignals(ctx.config.stop_signals));
-      const episode = await runEpisode(params, prompt, ctx.config, ctx.client, ctx.cookies, ctx.signal);
+      const episode = await runEpisode(params, prompt, ctx.config, ctx.client, ctx.cookies, ctx.signal, { offerServerTools: offersServerTools(ctx.config, ctx.globalConfig) });
       ctx.setCookies({ ...episode.resourcesCookies, ...episode.modelCookies });
       return stream ? new SseReply(responseEvents(episode.response)) : episode.response;
     },
@@ -64,7 +66,7 @@ export const server = defineAgent({
       const signal = ctx.signal;
       const cookies = await seedRollout(ctx.client, resources, rowText, ctx.cookies, signal);
       const { stream: _stream, ...params } = body.responses_create_params;
-      const episode = await runEpisode(params, prompt, ctx.config, ctx.client, cookies, signal);
+      const episode = await runEpisode(params, prompt, ctx.config, ctx.client, cookies, signal, { offerServerTools: offersServerTools(ctx.config, ctx.globalConfig) });
       // tau2's evaluator reads `termination_reason`; the conversation's counts ride along.
       const added = { termination_reason: episode.termination_reason, user_simulation: episode.stats };
       const verify = await verifyRollout(ctx.client, resources, row, rowText, episode.response, episode.resourcesCookies, signal, added);

@@ -256,7 +256,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
     write: async (text, members) => {
       await sink.results(text, members.length);
       for (const { member: m, row } of members) {
-        metrics.add(metricsDigest(row), m.taskIndex, m.agent);
+        metrics.add(metricsDigest(row), m.taskIndex, m.agent, m.rolloutIndex);
         if (m.latencyMs !== undefined) metrics.addLatency(m.latencyMs);
       }
     },
@@ -464,7 +464,7 @@ export async function collectViaQueue(opts: QueueCollectOptions): Promise<Collec
           if (rec.kind === 'result') {
             if (split !== null) kept += `${split[lineNo]}\n`;
             outCount++;
-            metrics.add(rec.metrics, t, rec.agent);
+            metrics.add(rec.metrics, t, rec.agent, r);
             if (typeof rec.ms === 'number') metrics.addLatency(rec.ms);
           } else {
             failedKeys.push(rec.key);

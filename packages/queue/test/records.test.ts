@@ -111,6 +111,27 @@ describe('metricsDigest', () => {
     expect(Object.hasOwn(JSON.parse(JSON.stringify(metricsDigest(withProto))) as object, '__proto__')).toBe(true);
   });
 
+  it('gives the queue collector the same pass@k as the results when masked samples leave tasks uneven', () => {
+    const full = new MetricsAccumulator(true);
+    const digested = new MetricsAccumulator(true);
+    // Task 0: 1, 0, 1; task 1: 0, masked, 1; task 2: masked, masked, 0.
+    const rows: [Record<string, unknown>, number][] = [
+      [{ reward: 1 }, 0], [{ reward: 0 }, 0], [{ reward: 1 }, 0],
+      [{ reward: 0 }, 1], [{ reward: 1, mask_sample: true, failure_reason: 'max_steps' }, 1], [{ reward: 1 }, 1],
+      [{ reward: 1, mask_sample: true, failure_reason: 'max_steps' }, 2], [{ reward: 1, mask_sample: true, failure_reason: 'sandbox_died' }, 2], [{ reward: 0 }, 2],
+    ];
+    for (const [row, t] of rows) {
+      full.add(row, t, 'a');
+      digested.add(JSON.parse(JSON.stringify(metricsDigest(row))) as Record<string, unknown>, t, 'a');
+    }
+    const summary = digested.summary();
+    expect(summary).toEqual(full.summary());
+    // pass@1: (2/3 + 1/2 + 0) / 3; pass@3 over task 0 only; the two others left out.
+    expect(summary['pass@1']).toBeCloseTo(7 / 18, 12);
+    expect(summary['pass@3']).toBe(1);
+    expect(summary['pass@k_tasks_left_out']).toBe(2);
+  });
+
   it('holds no text: only numbers, booleans and usage', () => {
     const d = metricsDigest({ reward: 1, long: 'x'.repeat(10_000), response: { output: ['y'.repeat(10_000)], usage: { prompt_tokens: 1 } } });
     expect(JSON.stringify(d)).toBe('{"reward":1,"response":{"usage":{"prompt_tokens":1}}}');

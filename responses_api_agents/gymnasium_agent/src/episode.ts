@@ -17,7 +17,7 @@ import type { z } from 'zod';
 import { hopFailure, viaHop, type ServerClient, type ServerResponse } from '@nemo-gym/core/client';
 import { HttpError, TimeoutError } from '@nemo-gym/core/errors';
 import { addUsage, fullCreateParamsDump, fullResponseDump } from '@nemo-gym/core/openai';
-import { EnvResetResponseSchema, EnvStepResponseSchema, STEP_KEY_FIELD, type EnvStepResponse, type Logger } from '@nemo-gym/core/server';
+import { EnvResetResponseSchema, EnvStepResponseSchema, STEP_KEY_FIELD, withServerTools, type EnvStepResponse, type Logger } from '@nemo-gym/core/server';
 
 type Json = Record<string, unknown>;
 type Cookies = Record<string, string>;
@@ -30,6 +30,11 @@ export interface EpisodeConfig {
   max_steps: number;
   reward_aggregation: RewardAggregation;
   step_timeout_s: number | null;
+}
+
+export interface EpisodeOptions {
+  /** A row without tools offers the model the resources server's (core's offersServerTools). */
+  offerServerTools?: boolean;
 }
 
 export interface EpisodeResult {
@@ -65,7 +70,7 @@ function parseAnswer<T>(res: ServerResponse, schema: z.ZodType<T>, what: string)
   throw new HttpError(502, `${what} answered a body that is not what the Gymnasium protocol says: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
 }
 
-export async function runEpisode(row: Json, config: EpisodeConfig, io: Io, incoming: Cookies): Promise<EpisodeResult> {
+export async function runEpisode(row: Json, config: EpisodeConfig, io: Io, incoming: Cookies, options: EpisodeOptions = {}): Promise<EpisodeResult> {
   const resources = config.resources_server.name;
   const model = config.model_server.name;
   let envCookies: Cookies = { ...incoming };
@@ -96,7 +101,7 @@ export async function runEpisode(row: Json, config: EpisodeConfig, io: Io, incom
     const reset = parseAnswer(resetRes, EnvResetResponseSchema, `resources server \`${resources}\` /reset`);
     const keyed = reset.info.supports_step_idempotency === true;
 
-    const params = { ...(row.responses_create_params as Json) };
+    const params = { ...(await withServerTools(row.responses_create_params as Json, options.offerServerTools === true, io.client, resources, io.signal)) };
     delete params.stream;
     const input: unknown[] = typeof params.input === 'string' ? [userMessage(params.input)] : [...((params.input as unknown[]) ?? [])];
     if (reset.observation) input.push(userMessage(reset.observation));

@@ -4,13 +4,14 @@
  * until it answers with an assistant message and no unpaired call, its answer is incomplete, or
  * max_steps calls were made.
  *
- * What the service sees is the task's create params with the conversation in `input`, and its own
+ * What the service sees is the task's create params with the conversation in `input` (and the
+ * resources server's tools when the row lists none and `offer_server_tools` is on), and its own
  * cookies of this rollout. The resources server's session cookies, our own session, the row's
  * other fields (`verifier_metadata`, the task's answer key) never leave this process.
  */
 import type { ServerClient } from '@nemo-gym/core/client';
 import { addUsage, fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
-import { DEFAULT_MAX_STEPS, inputItems, itemType, parseToolArguments } from '@nemo-gym/core/server';
+import { DEFAULT_MAX_STEPS, inputItems, itemType, parseToolArguments, withServerTools } from '@nemo-gym/core/server';
 import { callService, unpairedCalls, type ServiceTarget } from './service.js';
 
 type Json = Record<string, unknown>;
@@ -33,6 +34,8 @@ export interface RemoteLoopOptions {
   resources: string;
   /** Service calls per rollout at most (default: core's DEFAULT_MAX_STEPS, as simple_agent's model calls). */
   maxSteps: number | null | undefined;
+  /** A request without tools carries the resources server's (`offer_server_tools`, see core's offersServerTools). */
+  offerServerTools: boolean;
 }
 
 export async function runRemoteLoop(
@@ -42,6 +45,7 @@ export async function runRemoteLoop(
   incomingCookies: Cookies,
   signal: AbortSignal | undefined,
 ): Promise<RemoteLoopResult> {
+  const withTools = await withServerTools(params, options.offerServerTools, client, options.resources, signal);
   const input = inputItems(params);
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
   const items: Json[] = [];
@@ -54,7 +58,7 @@ export async function runRemoteLoop(
   let step = 1;
 
   for (; ; step++) {
-    const request = { ...params, input: [...input, ...items] };
+    const request = { ...withTools, input: [...input, ...items] };
     const answer = await callService(client, options.target, request, serviceCookies, step, signal);
     serviceCookies = { ...serviceCookies, ...answer.cookies };
     const response = answer.response as Json;

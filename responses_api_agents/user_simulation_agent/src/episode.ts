@@ -13,7 +13,7 @@ import { hopFailure, type ServerClient } from '@nemo-gym/core/client';
 import { NgError } from '@nemo-gym/core/errors';
 import { fullResponseDump, outputText, type ResponseCreateParams } from '@nemo-gym/core/openai';
 import { addUsage } from '@nemo-gym/core/openai';
-import { callWithin, inputItems, itemType, runToolLoop, type ToolLoopConfig } from '@nemo-gym/core/server';
+import { callWithin, inputItems, itemType, runToolLoop, withServerTools, type ToolLoopConfig } from '@nemo-gym/core/server';
 import { UserModelFailedError, UserModelTimeoutError } from './errors.js';
 import { flippedConversation } from './prompt.js';
 
@@ -105,7 +105,17 @@ async function askUser(client: ServerClient, config: EpisodeConfig, systemPrompt
 }
 
 /** `systemPrompt`: the user model's system prompt, instructions included (see prompt.ts). */
-export async function runEpisode(params: ResponseCreateParams, systemPrompt: string, config: EpisodeConfig, client: ServerClient, incomingCookies: Cookies, signal?: AbortSignal): Promise<EpisodeResult> {
+/** `offerServerTools`: a row without tools offers the policy the resources server's (core's offersServerTools). */
+export async function runEpisode(
+  rowParams: ResponseCreateParams,
+  systemPrompt: string,
+  config: EpisodeConfig,
+  client: ServerClient,
+  incomingCookies: Cookies,
+  signal?: AbortSignal,
+  { offerServerTools = false }: { offerServerTools?: boolean } = {},
+): Promise<EpisodeResult> {
+  const params = await withServerTools(rowParams, offerServerTools, client, config.resources_server.name, signal);
   const input = inputItems(params);
   const items: Json[] = [];
   const endTools = new Set(config.end_tools);

@@ -36,6 +36,14 @@ function intFlag(config: ConfigDict, name: string): number | null {
 
 const num = (x: unknown, digits = 3) => (typeof x === 'number' ? Number(x.toFixed(digits)).toLocaleString('en-US') : '–');
 
+/** How many tasks the largest pass@k leaves out for having fewer scored rollouts, when any. */
+function leftOut(m: Record<string, unknown>): string {
+  const n = m['pass@k_tasks_left_out'];
+  if (typeof n !== 'number' || n === 0) return '';
+  const k = Math.max(...Object.keys(m).flatMap((key) => /^pass@(\d+)$/.exec(key)?.[1] ?? []).map(Number));
+  return ` (pass@${k} leaves out ${n} task${n === 1 ? '' : 's'} with fewer scored rollouts)`;
+}
+
 /** The metrics as a short table (the full set is in `_metrics.json`). */
 export function metricsTable(m: Record<string, any>, summary: Pick<CollectSummary, 'written' | 'failed' | 'skipped' | 'failuresByReason'>): string {
   const rows: [string, string][] = [];
@@ -47,7 +55,7 @@ export function metricsTable(m: Record<string, any>, summary: Pick<CollectSummar
   }
   const mean = (m.mean ?? {}) as Record<string, number>;
   const passK = Object.keys(m).filter((k) => /^(pass|mean)@\d+$/.test(k));
-  rows.push(['reward', `mean ${num(mean.reward)}${passK.map((k) => `  ${k} ${num(m[k])}`).join('')}`]);
+  rows.push(['reward', `mean ${num(mean.reward)}${passK.map((k) => `  ${k} ${num(m[k])}`).join('')}${leftOut(m)}`]);
   const components = Object.entries((m.reward_components ?? {}) as Record<string, Record<string, number>>);
   if (components.length) {
     const shown = components.slice(0, 6).map(([name, c]) => `${name} ${num(c.mean)}${Object.keys(c).filter((k) => /^pass@\d+$/.test(k)).map((k) => ` ${k} ${num(c[k])}`).join('')}`);
@@ -66,7 +74,7 @@ export function metricsTable(m: Record<string, any>, summary: Pick<CollectSummar
   for (const [agent, a] of Object.entries((m.per_agent ?? {}) as Record<string, any>)) {
     const k = Object.keys(a).filter((key) => /^(pass|mean)@\d+$/.test(key));
     const fields = fieldMeans(a.mean ?? {}, a.mean_where_present, a.rows ?? 0);
-    rows.push([`agent ${agent}`, `${a.rows} rollouts, reward mean ${num(a.mean?.reward)}${k.map((key) => `  ${key} ${num(a[key])}`).join('')}${fields ? `  ${fields}` : ''}`]);
+    rows.push([`agent ${agent}`, `${a.rows} rollouts, reward mean ${num(a.mean?.reward)}${k.map((key) => `  ${key} ${num(a[key])}`).join('')}${leftOut(a)}${fields ? `  ${fields}` : ''}`]);
   }
   if (m.tasks) {
     const t = m.tasks;

@@ -313,7 +313,7 @@ export async function collectRollouts(opts: CollectOptions): Promise<CollectSumm
   /** The books of a result written to the output. */
   const written = (row: Record<string, unknown>, taskIndex: number, rolloutIndex: number, agent: string, ms: number | undefined) => {
     resume.previous.delete(rolloutKey(taskIndex, rolloutIndex));
-    metrics.add(row, taskIndex, agent);
+    metrics.add(row, taskIndex, agent, rolloutIndex);
     if (ms !== undefined) metrics.addLatency(ms);
     inputTokens = metrics.inputTokens - tokensBefore.input;
     outputTokens = metrics.outputTokens - tokensBefore.output;

@@ -124,7 +124,7 @@ async function mergeChecked(inputPaths: readonly string[], outputPath: string): 
         }
         seen.add(key);
         await sink.result(`${text}\n`);
-        metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined);
+        metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined, r);
       }
     }
     // Failures: a pair no shard wrote, once (the last attempt recorded wins over earlier ones).

@@ -1,6 +1,7 @@
 /**
  * Aggregate metrics over rollout results: upstream's mean of every top-level numeric (and
- * boolean) field, and per-task pass@k / mean@k when each task was rolled out k > 1 times; beyond
+ * boolean) field, and pass@k / mean@k when tasks were rolled out more than once (each task with its
+ * own number of scored rollouts, see {@link passAtKOf}); beyond
  * means: per-task pass rate and reward spread, token usage (from each response's `usage`) and the
  * latency of each rollout as the collector saw it.
  *
@@ -92,15 +93,36 @@ export function metricsDigest(result: Record<string, unknown>): Record<string, u
   return out;
 }
 
+/**
+ * Values per task, each with its rollout index: read back in rollout order (values added without
+ * an index after the others, in the order added), so "the first k" of a task does not depend on
+ * which rollouts finished first.
+ */
+class TaskValues {
+  private readonly byTask = new Map<number, { r: number; v: number }[]>();
+  get size(): number {
+    return this.byTask.size;
+  }
+  push(task: number, rolloutIndex: number | undefined, v: number): void {
+    const list = this.byTask.get(task) ?? [];
+    list.push({ r: rolloutIndex ?? Infinity, v });
+    this.byTask.set(task, list);
+  }
+  /** Each task's values in rollout order. */
+  inOrder(): Map<number, number[]> {
+    return new Map([...this.byTask].map(([t, list]) => [t, [...list].sort((a, b) => a.r - b.r).map((x) => x.v)]));
+  }
+}
+
 export class MetricsAccumulator {
   private readonly sums = new Map<string, number>();
   private readonly counts = new Map<string, number>();
-  private readonly perTask = new Map<number, number[]>();
+  private readonly perTask = new TaskValues();
   private readonly perAgent = new Map<string, MetricsAccumulator>();
   /** Durations (ms) of the rollouts this run completed, as the collector timed them. */
   private readonly latencies: number[] = [];
   /** Per component name: its sum, and per task its values (for pass@k). */
-  private readonly components = new Map<string, { sum: number; n: number; perTask: Map<number, number[]> }>();
+  private readonly components = new Map<string, { sum: number; n: number; perTask: TaskValues }>();
   /** Masked samples by failure reason. */
   private readonly maskedBy = new Map<string, number>();
   masked = 0;
@@ -112,7 +134,12 @@ export class MetricsAccumulator {
   /** `trackTasks`: keep per-task rewards for pass@k (only useful with several rollouts per task). */
   constructor(private readonly trackTasks = true) {}
 
-  add(result: Record<string, unknown>, taskIndex?: number, agent?: string, nested = true): void {
+  /** Counts one result of task `taskIndex` (its rollout `rolloutIndex`: the order pass@k reads a task's values in). */
+  add(result: Record<string, unknown>, taskIndex?: number, agent?: string, rolloutIndex?: number): void {
+    this.addRow(result, taskIndex, agent, rolloutIndex, true);
+  }
+
+  private addRow(result: Record<string, unknown>, taskIndex: number | undefined, agent: string | undefined, rolloutIndex: number | undefined, nested: boolean): void {
     if (isMasked(result)) {
       this.addMasked(result, agent, nested);
       return;
@@ -136,26 +163,18 @@ export class MetricsAccumulator {
       }
     }
     const reward = typeof result.reward === 'number' ? result.reward : typeof result.reward === 'boolean' ? Number(result.reward) : 0;
-    if (taskIndex !== undefined && this.trackTasks) {
-      const list = this.perTask.get(taskIndex) ?? [];
-      list.push(reward);
-      this.perTask.set(taskIndex, list);
-    }
+    if (taskIndex !== undefined && this.trackTasks) this.perTask.push(taskIndex, rolloutIndex, reward);
     for (const [name, x] of rewardComponentsOf(result) ?? []) {
       let c = this.components.get(name);
-      if (!c) this.components.set(name, (c = { sum: 0, n: 0, perTask: new Map() }));
+      if (!c) this.components.set(name, (c = { sum: 0, n: 0, perTask: new TaskValues() }));
       c.sum += x;
       c.n++;
-      if (taskIndex !== undefined && this.trackTasks) {
-        const list = c.perTask.get(taskIndex) ?? [];
-        list.push(x);
-        c.perTask.set(taskIndex, list);
-      }
+      if (taskIndex !== undefined && this.trackTasks) c.perTask.push(taskIndex, rolloutIndex, x);
     }
     if (nested && agent) {
       let acc = this.perAgent.get(agent);
       if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
-      acc.add(result, taskIndex, undefined, false);
+      acc.addRow(result, taskIndex, undefined, rolloutIndex, false);
     }
   }
 
@@ -174,7 +193,7 @@ export class MetricsAccumulator {
     if (agent) {
       let acc = this.perAgent.get(agent);
       if (!acc) this.perAgent.set(agent, (acc = new MetricsAccumulator(this.trackTasks)));
-      acc.add(result, undefined, undefined, false);
+      acc.addRow(result, undefined, undefined, undefined, false);
     }
   }
 
@@ -190,7 +209,7 @@ export class MetricsAccumulator {
     const out: Record<string, Record<string, number>> = {};
     for (const name of [...this.components.keys()].sort()) {
       const c = this.components.get(name)!;
-      out[name] = { rows: c.n, mean: c.sum / c.n, ...(passAtKOf(c.perTask) ?? {}) };
+      out[name] = { rows: c.n, mean: c.sum / c.n, ...(passAtKOf(c.perTask.inOrder()) ?? {}) };
     }
     return out;
   }
@@ -223,7 +242,7 @@ export class MetricsAccumulator {
     let nonePass = 0;
     let passSum = 0;
     let stdSum = 0;
-    for (const [task, rs] of [...this.perTask].sort((a, b) => a[0] - b[0])) {
+    for (const [task, rs] of [...this.perTask.inOrder()].sort((a, b) => a[0] - b[0])) {
       const n = rs.length;
       const mean = rs.reduce((a, b) => a + b, 0) / n;
       const std = Math.sqrt(rs.reduce((a, r) => a + (r - mean) ** 2, 0) / n);
@@ -264,7 +283,7 @@ export class MetricsAccumulator {
 
   /** pass@k and mean@k over tasks (k = the number of rollouts each task has). */
   passAtK(): Record<string, number> | null {
-    return passAtKOf(this.perTask);
+    return passAtKOf(this.perTask.inOrder());
   }
 
   summary(): Record<string, unknown> {
@@ -294,24 +313,44 @@ export class MetricsAccumulator {
 }
 
 /**
- * pass@k and mean@k over tasks' values (k = the number of values each task has; none when tasks
- * differ in k or k is 1): binary values by the unbiased estimator, others as the best of the first k.
+ * pass@k and mean@k over tasks' values, where each task may have its own number n of scored values
+ * (masked samples and failed rollouts are left out, so tasks routinely differ):
+ * - k is the largest n of any task (the run's `num_repeats` unless every task lost a rollout);
+ *   nothing is reported when k is 1.
+ * - Per task, {@link taskPassAtK} with that task's own n; pass@k is the mean over the tasks with
+ *   n ≥ k, and `pass@k_tasks_left_out` says how many had fewer (only when some did).
+ * - When tasks differ in n, also pass@m for the largest m every task has (m > 1), over all tasks.
+ * - mean@k: the mean over all tasks of each task's mean over its n values; pass@1 is over all tasks.
+ * Values are per task binary (all 0 or 1) or not, as upstream decides it (`reward_profile.py`);
+ * the accumulator gives a task's values in rollout order (see {@link taskPassAtK}).
  */
-export function passAtKOf(perTask: ReadonlyMap<number, number[]>): Record<string, number> | null {
-  if (perTask.size === 0) return null;
-  const ks = new Set([...perTask.values()].map((r) => r.length));
-  if (ks.size !== 1) return null;
-  const k = [...ks][0]!;
+export function passAtKOf(perTask: ReadonlyMap<number, readonly number[]>): Record<string, number> | null {
+  const tasks = [...perTask.values()].filter((vs) => vs.length > 0);
+  if (tasks.length === 0) return null;
+  const ns = tasks.map((vs) => vs.length);
+  const k = Math.max(...ns);
   if (k <= 1) return null;
-  const rewards = [...perTask.values()];
-  const binary = rewards.every((rs) => rs.every((r) => r === 0 || r === 1));
-  const out: Record<string, number> = {};
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  out[`mean@${k}`] = mean(rewards.map(mean));
-  for (const kk of [...new Set([1, k])]) {
-    out[`pass@${kk}`] = mean(rewards.map((rs) => (binary ? passAtKUnbiased(rs.length, rs.filter((r) => r === 1).length, kk) : Math.max(...rs.slice(0, kk)))));
+  const common = Math.min(...ns);
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const out: Record<string, number> = { [`mean@${k}`]: mean(tasks.map(mean)) };
+  for (const kk of [...new Set([1, common, k])].sort((a, b) => a - b)) {
+    const eligible = tasks.filter((vs) => vs.length >= kk);
+    out[`pass@${kk}`] = mean(eligible.map((vs) => taskPassAtK(vs, kk)));
   }
+  const leftOut = tasks.length - tasks.filter((vs) => vs.length >= k).length;
+  if (leftOut > 0) out['pass@k_tasks_left_out'] = leftOut;
   return out;
+}
+
+/**
+ * One task's pass@k from its n ≥ k values. Binary values (all 0 or 1): the unbiased estimator
+ * 1 - C(n-c, k) / C(n, k) (c = the values that are 1). Others (partial credit): upstream's
+ * best of the first k values (in rollout order, so the figure does not depend on which rollouts
+ * finished first).
+ */
+export function taskPassAtK(values: readonly number[], k: number): number {
+  if (values.every((v) => v === 0 || v === 1)) return passAtKUnbiased(values.length, values.filter((v) => v === 1).length, k);
+  return Math.max(...values.slice(0, k));
 }
 
 /** `{mean_where_present}` when some field is missing from some rows, else nothing. */

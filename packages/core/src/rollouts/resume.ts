@@ -115,7 +115,7 @@ export async function prepareResume(
       const r = row._ng_rollout_index;
       if (typeof t === 'number' && typeof r === 'number') {
         state.done.add(rolloutKey(t, r));
-        metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined);
+        metrics.add(row, t, typeof row._ng_agent === 'string' ? row._ng_agent : undefined, r);
         onRow?.(row);
       }
     }

@@ -9,7 +9,8 @@
  *     (OpenAI-compatible: `/chat/completions`, `/responses`), so every model call is captured with
  *     its token ids, and a placeholder API key,
  *   - the row's tools as callable functions with their JSON schemas (each call is `POST /<tool>` on
- *     the resources server with the rollout's session cookie),
+ *     the resources server with the rollout's session cookie); a row that lists none gets the
+ *     resources server's own tools when `offer_server_tools` is on (as simple_agent),
  *   - an AbortSignal (the caller went away, or `timeout_s` passed).
  *
  * The response given to `/verify` is rebuilt from the model server's capture (capture/
@@ -30,7 +31,7 @@ import { AgentServerConfigSchema } from './config.js';
 import type { ServerDefinition, SetupContext } from './define.js';
 import { BaseRunRequestSchema, defineAgent } from './kinds.js';
 import type { Logger } from './logger.js';
-import { callWithin, deadlineError, inputItems, parseToolArguments, seedRollout, verifyAnswer, verifyRollout } from './tool-loop.js';
+import { callWithin, deadlineError, inputItems, offersServerTools, parseToolArguments, seedRollout, verifyAnswer, verifyRollout, withServerTools } from './tool-loop.js';
 
 type Json = Record<string, unknown>;
 type Cookies = Record<string, string>;
@@ -47,6 +48,8 @@ export const InProcessAgentConfigSchema = AgentServerConfigSchema.extend({
   /** Give the agent the per-rollout route and build the response from the model server's token
    * capture; off: `<model server>/v1` and the agent's own record (no token ids). */
   capture: z.boolean().default(true),
+  /** A row without tools gets the resources server's (GET /ng_tools); unset: the global setting of that name. */
+  offer_server_tools: z.boolean().nullable().optional(),
 });
 export type InProcessAgentConfig = z.output<typeof InProcessAgentConfigSchema>;
 
@@ -69,7 +72,7 @@ export interface AgentTool {
 export interface AgentRunContext<C = InProcessAgentConfig, S = undefined> {
   /** The task row as `/run` got it (with `responses_create_params` in full). */
   readonly row: Readonly<Json>;
-  /** The row's create params (input, tools, sampling settings). */
+  /** The row's create params (input, tools, sampling settings); with the server's tools when offered (`offer_server_tools`). */
   readonly params: ResponseCreateParams;
   /** The row's input as Responses input items (a string input is one user message). */
   readonly input: Json[];
@@ -246,7 +249,7 @@ export function defineInProcessAgent<CS extends z.ZodType<InProcessAgentConfig> 
         // One address for the agent's calls and the trajectory request: the capture lives in that process.
         const modelUrl = ctx.client.baseUrl(config.model_server.name);
         const tools = new RolloutTools(ctx.client, resources, cookies, config.tool_timeout_s === null ? null : config.tool_timeout_s * 1000);
-        const params = body.responses_create_params;
+        const params = await withServerTools(body.responses_create_params, offersServerTools(config, ctx.globalConfig), ctx.client, resources, signal);
         const started = Date.now();
         let answer: string;
         try {

@@ -74,6 +74,17 @@ export function serverTools(client: ServerClient, resources: string, signal?: Ab
   return tools;
 }
 
+/**
+ * The create params a model request is built from: `params` as they are, or — when they list no
+ * tools and `offer` is true ({@link offersServerTools}) — with the resources server's own tools
+ * (GET /ng_tools). Every agent that builds model requests from a task row goes through here.
+ */
+export async function withServerTools<P extends { tools?: unknown }>(params: P, offer: boolean, client: ServerClient, resources: string, signal?: AbortSignal): Promise<P> {
+  if (!offer || (Array.isArray(params.tools) && params.tools.length > 0)) return params;
+  const tools = await serverTools(client, resources, signal);
+  return tools.length > 0 ? { ...params, tools } : params;
+}
+
 /** Why the loop stopped: an answer without tool calls, a truncated generation, the step limit, or an ending tool. */
 export type ToolLoopEnd = 'answer' | 'incomplete' | 'max_steps' | 'end_tool';
 
@@ -160,11 +171,7 @@ export async function runToolLoop(
   options: ToolLoopOptions = {},
 ): Promise<ToolLoopResult> {
   // Read-only below: every request is built from fresh copies.
-  let body = params as Json;
-  if (options.offerServerTools && !(Array.isArray(body.tools) && body.tools.length > 0)) {
-    const tools = await serverTools(client, config.resources_server.name, signal);
-    if (tools.length > 0) body = { ...body, tools };
-  }
+  const body = await withServerTools(params as Json, options.offerServerTools === true, client, config.resources_server.name, signal);
   const input = inputItems(params);
   const newOutputs: Json[] = [];
   let modelCookies: Cookies = { ...options.modelCookies };
