@@ -11,7 +11,8 @@
  * each, `concurrency` rollouts at a time, in one of these modes, which take turns round by round:
  *   plain       /v1/chat/completions (answers carry the ids, as for a native agent);
  *   capture     /ng-rollout/<id>/v1/chat/completions, then DELETE …/capture (answers without ids);
- *   assembled   the same, then GET …/trajectory instead (capture + assembly + release);
+ *   assembled   the same, then GET …/trajectory?prompt_ids=delta instead, as the agents fetch it
+ *               (capture + assembly + release);
  *   plain_b, capture_ids, assembled_ids   on a second server with rollout_capture.answer_token_ids: true, so
  *               that captured calls answer exactly as plain ones do.
  * `--modes a,b` runs only those modes (with the plain rounds of their server).
@@ -106,7 +107,8 @@ async function main(): Promise<void> {
         await d.body.text();
         return;
       }
-      const t = await request(`${base}/ng-rollout/${id}/trajectory`, { dispatcher: agent });
+      // As the agents fetch it: prompts as deltas (expanded on the agent side).
+      const t = await request(`${base}/ng-rollout/${id}/trajectory?prompt_ids=delta`, { dispatcher: agent });
       const text = await t.body.text();
       trajectoryBytes = text.length;
       answerBytes += text.length;

@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerClient } from '../client/client.js';
 import { describeError } from '../errors.js';
 import { rolloutIdFromRunBody, rolloutPath } from './rollout-id.js';
-import { applyTrajectory, type Trajectory } from './trajectory.js';
+import { applyTrajectory, expandPromptDeltas, type Trajectory } from './trajectory.js';
 
 type Json = Record<string, unknown>;
 
@@ -56,10 +56,13 @@ export function modelBaseUrl(serverUrl: string, rolloutId: string, routing: Mode
 export async function fetchTrajectory(client: ServerClient, server: string, rolloutId: string, signal: AbortSignal): Promise<Trajectory | { unavailable: string }> {
   try {
     // Sent once: the answer releases the capture, so a resent request would find nothing.
-    const res = await client.requestUrl(`${server}${rolloutPath(rolloutId)}/trajectory`, undefined, { method: 'GET', requestClass: 'once', signal });
+    // Prompts as deltas: a quarter of the bytes for the model server to write and this agent to read.
+    const res = await client.requestUrl(`${server}${rolloutPath(rolloutId)}/trajectory?prompt_ids=delta`, undefined, { method: 'GET', requestClass: 'once', signal });
     if (!res.ok) return { unavailable: res.error().message };
     const t = res.json<Trajectory>();
     if (t === null || typeof t !== 'object' || !Array.isArray(t.output) || typeof t.mask_sample !== 'boolean') return { unavailable: `the model server's trajectory answer is not a trajectory: ${res.text.slice(0, 200)}` };
+    const problem = expandPromptDeltas(t.output);
+    if (problem !== null) return { unavailable: `the model server's trajectory answer has prompts that do not read as deltas: ${problem}` };
     return t;
   } catch (err) {
     signal.throwIfAborted();

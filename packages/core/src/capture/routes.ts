@@ -3,7 +3,9 @@
  *   GET    /ng-rollout/<id>/capture     the rollout's captured calls (`?release=true` drops them after)
  *   DELETE /ng-rollout/<id>/capture     drops them ({"released": true|false})
  *   GET    /ng-rollout/<id>/trajectory  the rebuilt trajectory (buildTrajectory; releases the capture
- *                                       unless `?release=false`; `?mode=prefix_merging|per_call`)
+ *                                       unless `?release=false`; `?mode=prefix_merging|per_call`;
+ *                                       `?prompt_ids=delta` writes each prompt that continues the
+ *                                       previous one as its new tokens only, see expandPromptDeltas)
  * `?require_token_ids=true` on the GETs answers 422 (NG_ERR_CAPTURE_NO_TOKEN_IDS) when a call has no ids.
  *
  * They are answered on the server's fast path, straight from node:http (an agent fetches a
@@ -14,7 +16,7 @@ import { CaptureNoTokenIdsError, RolloutIdError } from '../errors.js';
 import { RawJson } from '../http/raw-json.js';
 import { ROLLOUT_PATH_PREFIX } from './rollout-id.js';
 import type { CaptureStore, RolloutCapture } from './store.js';
-import { buildTrajectory, trajectoryJson, TRAJECTORY_MODES, type TrajectoryMode } from './trajectory.js';
+import { buildTrajectory, trajectoryJson, TRAJECTORY_MODES, type PromptIds, type TrajectoryMode } from './trajectory.js';
 
 /** The capture routes, as `<METHOD> <path>` (the path after the rollout prefix). */
 export const CAPTURE_ROUTES = ['GET /capture', 'DELETE /capture', 'GET /trajectory'] as const;
@@ -65,9 +67,11 @@ export function captureAnswer(route: CaptureRoute, rolloutId: string | null, que
   }
   const modeRaw = query('mode') ?? store.settings.builder;
   if (!(TRAJECTORY_MODES as readonly unknown[]).includes(modeRaw)) throw new RolloutIdError(`?mode= is one of ${TRAJECTORY_MODES.join(', ')}; got ${JSON.stringify(modeRaw)}`);
+  const promptIds = query('prompt_ids') ?? 'full';
+  if (promptIds !== 'full' && promptIds !== 'delta') throw new RolloutIdError(`?prompt_ids= is full or delta; got ${JSON.stringify(promptIds)}`);
   const capture = store.get(id);
   if (flag(query, 'require_token_ids', false)) requireIds(capture, serverName);
   const trajectory = buildTrajectory(capture, modeRaw as TrajectoryMode);
   if (flag(query, 'release', true)) store.release(id);
-  return new RawJson(trajectoryJson(trajectory));
+  return new RawJson(trajectoryJson(trajectory, promptIds satisfies PromptIds));
 }

@@ -135,7 +135,7 @@ describe('per-rollout routes on a model server', () => {
     };
     await post('/ng-rollout/same-1/v1/responses', { input: 'a', tokens: true });
     await post('/ng-rollout/same-1/v1/responses', { input: 'b' });
-    for (const url of ['/ng-rollout/same-1/trajectory?release=false&mode=per_call', '/ng-rollout/same-1/trajectory?release=false', '/ng-rollout/same-1/capture']) {
+    for (const url of ['/ng-rollout/same-1/trajectory?release=false&mode=per_call', '/ng-rollout/same-1/trajectory?release=false', '/ng-rollout/same-1/trajectory?release=false&prompt_ids=delta', '/ng-rollout/same-1/capture']) {
       const first = await get(url);
       expect(first.status, url).toBe(200);
       expect(first.body, url).toContain('"generation_token_ids":[3]');
@@ -144,6 +144,7 @@ describe('per-rollout routes on a model server', () => {
     const errors: [string, number, RegExp][] = [
       ['/ng-rollout/same-1/capture?release=maybe', 400, /\?release= takes true or false; got \\"maybe\\"/],
       ['/ng-rollout/same-1/trajectory?mode=zigzag', 400, /\?mode= is one of prefix_merging, per_call/],
+      ['/ng-rollout/same-1/trajectory?prompt_ids=half', 400, /\?prompt_ids= is full or delta; got \\"half\\"/],
       ['/trajectory', 400, /served per rollout: use \/ng-rollout\/<rollout_id>\/trajectory/],
       ['/ng-rollout/same-1/capture?require_token_ids=true', 422, /1 of 2 call\(s\) on model server `echo` have no token ids/],
       ['/ng-rollout/nobody/capture', 404, /holds no capture for rollout nobody/],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenSequence } from '../../../bridge/src/tokens.js';
 import { type CaptureEntry } from '@nemo-gym/core/capture';
-import { applyTrajectory, buildTrajectory, outputItemsJson, trajectoryJson } from '../../src/capture/trajectory.js';
+import { applyTrajectory, buildTrajectory, expandPromptDeltas, outputItemsJson, trajectoryJson } from '../../src/capture/trajectory.js';
 
 let clock = 1000;
 /** One captured call: prompt ids, generated ids (log-prob -0.k for each). */
@@ -160,5 +160,32 @@ describe('buildTrajectory (prefix merging)', () => {
       { prompt_token_ids: [9, 9, 3], generation_token_ids: [4], generation_log_probs: [-1e-7] },
     ];
     expect(JSON.parse(outputItemsJson(odd))).toEqual(JSON.parse(JSON.stringify(odd)));
+  });
+
+  it('prompts written as deltas carry only their new tokens and expand to the full form', () => {
+    const t = buildTrajectory({ rollout_id: 'r-0', calls: [a, b, c, call('f', [5, 6, 7], [19])] });
+    const full = JSON.parse(trajectoryJson(t)) as { output: Record<string, unknown>[] };
+    const delta = JSON.parse(trajectoryJson(t, 'delta')) as { output: Record<string, unknown>[] };
+    const generated = delta.output.filter((i) => Array.isArray(i.generation_token_ids));
+    // The first generation item is whole; each later one that continues the chain holds its new tokens only.
+    expect(generated[0]!.prompt_continues_previous).toBeUndefined();
+    expect(generated.slice(1).every((i) => i.prompt_continues_previous === true)).toBe(true);
+    const fullGenerated = full.output.filter((i) => Array.isArray(i.generation_token_ids));
+    expect((generated[1]!.prompt_token_ids as number[]).length).toBeLessThan((fullGenerated[1]!.prompt_token_ids as number[]).length);
+    expect(expandPromptDeltas(delta.output)).toBeNull();
+    expect(delta).toEqual(full);
+    // The odd items: a prompt that does not continue the previous one stays whole.
+    const odd = [
+      { type: 'message', prompt_token_ids: [1], generation_token_ids: [2], generation_log_probs: [-1] },
+      { type: 'message', prompt_token_ids: [7, 7], generation_token_ids: [3], generation_log_probs: [-0.5] },
+      { type: 'function_call', name: 'x' },
+      { type: 'message', prompt_token_ids: [7, 7, 3, 4], generation_token_ids: [5], generation_log_probs: [-2] },
+    ];
+    const oddDelta = JSON.parse(outputItemsJson(odd, 'delta')) as Record<string, unknown>[];
+    expect(oddDelta[1]).not.toHaveProperty('prompt_continues_previous');
+    expect(oddDelta[3]).toMatchObject({ prompt_continues_previous: true, prompt_token_ids: [4] });
+    expect(expandPromptDeltas(oddDelta)).toBeNull();
+    expect(oddDelta).toEqual(odd);
+    expect(expandPromptDeltas([{ prompt_continues_previous: true, prompt_token_ids: [1], generation_token_ids: [2] }])).toMatch(/no generation item comes before it/);
   });
 });
