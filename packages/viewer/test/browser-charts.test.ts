@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tokenSequence } from '@nemo-gym/bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startViewer, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
+import { haveChromium, openViewer, waitText, type Browser, type Page } from './chromium.js';
 import { ARTIFACTS, chartFacts, PLAN_A, PLAN_B, PLAN_C, TOKENS, writeChartFile, type TaskPlan } from './fixtures.js';
 
 /** The part of a canvas the page-side checks read (the tests are not compiled against the DOM). */
@@ -59,23 +58,18 @@ function expected(plan: Record<number, TaskPlan>) {
 
 describe.skipIf(!haveChromium)('viewer charts in headless Chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ng-viewer-charts-'));
-  let viewer: ViewerHandle;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     for (const [, file, plan] of RUNS) writeChartFile(join(dir, file), plan);
-    viewer = await startViewer({ jsonlPath: join(dir, 'run_a.jsonl'), compareJsonlPaths: [join(dir, 'run_b.jsonl'), join(dir, 'run_c.jsonl')], port: 0 });
-    browser = await launchChromium(dir);
+    browser = await openViewer(dir, { jsonlPath: join(dir, 'run_a.jsonl'), compareJsonlPaths: [join(dir, 'run_b.jsonl'), join(dir, 'run_c.jsonl')] });
     page = browser.page;
-    await page.goto(viewer.url);
-    await page.waitForSelector('body[data-ready="1"]');
   });
 
   afterAll(async () => {
     await browser?.close();
-    await viewer?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -6,29 +6,23 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startViewer, type ViewerHandle } from '../src/index.js';
-import { haveChromium, launchChromium, waitText, type Browser, type Page } from './chromium.js';
+import { haveChromium, openViewer, waitText, type Browser, type Page } from './chromium.js';
 import { FAILURES_A, PLAN_A, PLAN_B, writeTaggedFile } from './fixtures.js';
 
 describe.skipIf(!haveChromium)('viewer tasks and comparison in headless Chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ng-viewer-cmp-'));
-  let viewer: ViewerHandle;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
     writeTaggedFile(join(dir, 'run_a.jsonl'), PLAN_A, FAILURES_A);
     writeTaggedFile(join(dir, 'run_b.jsonl'), PLAN_B);
-    viewer = await startViewer({ jsonlPath: join(dir, 'run_a.jsonl'), compareJsonlPath: join(dir, 'run_b.jsonl'), port: 0 });
-    browser = await launchChromium(dir);
+    browser = await openViewer(dir, { jsonlPath: join(dir, 'run_a.jsonl'), compareJsonlPath: join(dir, 'run_b.jsonl') });
     page = browser.page;
-    await page.goto(viewer.url);
-    await page.waitForSelector('body[data-ready="1"]');
   });
 
   afterAll(async () => {
     await browser?.close();
-    await viewer?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
