@@ -11,7 +11,7 @@
  */
 import type { ServerClient } from '@nemo-gym/core/client';
 import { addUsage, fullResponseDump, type ResponseCreateParams } from '@nemo-gym/core/openai';
-import { DEFAULT_MAX_STEPS, inputItems, itemType, parseToolArguments, withServerTools } from '@nemo-gym/core/server';
+import { callTool, DEFAULT_MAX_STEPS, inputItems, itemType, withServerTools } from '@nemo-gym/core/server';
 import { callService, unpairedCalls, type ServiceTarget } from './service.js';
 
 type Json = Record<string, unknown>;
@@ -77,15 +77,9 @@ export async function runRemoteLoop(
     }
     for (const ask of asks) {
       // Arguments that are not JSON are the model's mistake, part of its rollout: the service is told, as simple_agent tells the model.
-      const args = parseToolArguments(ask.argumentsText);
-      if (!args.ok) {
-        items.push({ type: 'function_call_output', call_id: ask.callId, output: args.output });
-        continue;
-      }
-      const res = await client.post(options.resources, `/${ask.name}`, ask.argumentsText, { cookies: resourcesCookies, retry: { retryStatuses: [] }, signal });
-      // A tool's error answer (unknown tool, invalid arguments, a failure) is its output: the service sees it.
-      resourcesCookies = { ...resourcesCookies, ...res.cookies };
-      items.push({ type: 'function_call_output', call_id: ask.callId, output: res.text });
+      const tool = await callTool(client, options.resources, ask.name, ask.argumentsText, resourcesCookies, { signal });
+      resourcesCookies = tool.cookies;
+      items.push({ type: 'function_call_output', call_id: ask.callId, output: tool.output });
     }
     if (step >= maxSteps) break;
   }

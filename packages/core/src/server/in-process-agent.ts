@@ -31,7 +31,7 @@ import { AgentServerConfigSchema } from './config.js';
 import type { ServerDefinition, SetupContext } from './define.js';
 import { BaseRunRequestSchema, defineAgent } from './kinds.js';
 import type { Logger } from './logger.js';
-import { callWithin, deadlineError, inputItems, offersServerTools, parseToolArguments, seedRollout, verifyAnswer, verifyRollout, withServerTools } from './tool-loop.js';
+import { callTool, deadlineError, inputItems, offersServerTools, seedRollout, verifyAnswer, verifyRollout, withServerTools } from './tool-loop.js';
 
 type Json = Record<string, unknown>;
 type Cookies = Record<string, string>;
@@ -140,23 +140,12 @@ class RolloutTools {
 
   private async call(name: string, args: unknown, signal: AbortSignal): Promise<string> {
     const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
-    // Arguments that are not JSON get the answer simple_agent gives the model.
-    const parsed = typeof args === 'string' ? parseToolArguments(args) : { ok: true as const, value: args ?? {} };
-    if (parsed.ok === false) {
-      this.events.push({ name, arguments: text, output: parsed.output });
-      return parsed.output;
-    }
-    const body = parsed.value;
     try {
-      const res = await callWithin(
-        this.timeoutMs,
-        signal,
-        (s) => this.client.post(this.resources, `/${name}`, body, { cookies: this.cookies, retry: { retryStatuses: [] }, signal: s }),
-        () => deadlineError(`tool \`${name}\` of resources server \`${this.resources}\``, this.timeoutMs!, 'NG_ERR_TIMEOUT'),
-      );
-      this.cookies = { ...this.cookies, ...res.cookies };
-      this.events.push({ name, arguments: text, output: res.text });
-      return res.text;
+      // Arguments that are not JSON get the answer simple_agent gives the model.
+      const tool = await callTool(this.client, this.resources, name, args, this.cookies, { timeoutMs: this.timeoutMs, signal });
+      this.cookies = tool.cookies;
+      this.events.push({ name, arguments: text, output: tool.output });
+      return tool.output;
     } catch (err) {
       this.failure ??= err;
       throw err;

@@ -16,5 +16,5 @@ export { type McpMountOptions, type McpServeConfig } from './mcp.js';
 export { decodeSession, type Session } from './session.js';
 export { SessionStore } from './session-store.js';
 export { EnvResetResponseSchema, EnvStepResponseSchema, GymnasiumServerConfigSchema, STEP_KEY_FIELD, toolOutput, type Episode, type EnvStepResponse, type StepResult } from './gymnasium.js';
-export { callWithin, DEFAULT_MAX_STEPS, inputItems, itemType, offersServerTools, parseToolArguments, runToolLoop, seedRollout, verifyAnswer, verifyRollout, withServerTools, type ToolLoopConfig } from './tool-loop.js';
+export { callTool, callWithin, DEFAULT_MAX_STEPS, inputItems, itemType, offersServerTools, runToolLoop, seedRollout, verifyAnswer, verifyRollout, withServerTools, type ToolLoopConfig } from './tool-loop.js';
 export { type ResourcesServerDescription } from './describe.js';

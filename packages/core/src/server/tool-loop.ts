@@ -149,6 +149,36 @@ export async function callWithin<T>(timeoutMs: number | null | undefined, signal
   }
 }
 
+/**
+ * One tool call of a rollout: `POST /<name>` on the resources server in the rollout's session,
+ * within `timeoutMs` (none: the client's own limits). `args` is the call's `arguments` text (sent
+ * as it is once it parses as JSON) or, from code, a value. Arguments that are not JSON are not sent:
+ * the output is the error upstream's agent shows the model, a model's mistake scored with its
+ * rollout. A tool's error answer (404 unknown tool, 422 bad arguments, 500) is its output; a tool
+ * that cannot be reached or times out throws (an infrastructure failure, never a reward).
+ */
+export async function callTool(
+  client: ServerClient,
+  resources: string,
+  name: string,
+  args: unknown,
+  cookies: Cookies,
+  options: { timeoutMs?: number | null; signal?: AbortSignal },
+): Promise<{ output: string; cookies: Cookies }> {
+  if (typeof args === 'string') {
+    const parsed = parseToolArguments(args);
+    if (!parsed.ok) return { output: parsed.output, cookies };
+  }
+  const body = args ?? {};
+  const res = await callWithin(
+    options.timeoutMs,
+    options.signal,
+    (s) => client.post(resources, `/${name}`, body, { cookies, retry: { retryStatuses: [] }, signal: s }),
+    () => deadlineError(`tool \`${name}\` of resources server \`${resources}\``, options.timeoutMs!, 'NG_ERR_TIMEOUT'),
+  );
+  return { output: res.text, cookies: { ...cookies, ...res.cookies } };
+}
+
 /** The 504 of a hop that gave no answer within its deadline, coded `code`. */
 export function deadlineError(what: string, timeoutMs: number, code: NgCode): HttpError {
   return new HttpError(504, `${what} gave no answer within ${timeoutMs / 1000} s`, undefined, code);
@@ -218,21 +248,9 @@ export async function runToolLoop(
 
     for (const call of calls) {
       const name = String(call.name);
-      let outputText: string;
-      const args = parseToolArguments(call.arguments);
-      if (args.ok === false) outputText = args.output;
-      else {
-        const toolRes = await callWithin(
-          options.toolTimeoutMs,
-          signal,
-          (s) => client.post(config.resources_server.name, `/${name}`, args.value, { cookies: resourcesCookies, retry: { retryStatuses: [] }, signal: s }),
-          () => deadlineError(`tool \`${name}\` of resources server \`${config.resources_server.name}\``, options.toolTimeoutMs!, 'NG_ERR_TIMEOUT'),
-        );
-        // Tool errors (404 unknown tool, 422 bad arguments, 500) are the tool's output: the model sees them.
-        resourcesCookies = { ...resourcesCookies, ...toolRes.cookies };
-        outputText = toolRes.text;
-      }
-      newOutputs.push({ type: 'function_call_output', call_id: call.call_id, output: outputText! });
+      const tool = await callTool(client, config.resources_server.name, name, String(call.arguments ?? ''), resourcesCookies, { timeoutMs: options.toolTimeoutMs, signal });
+      resourcesCookies = tool.cookies;
+      newOutputs.push({ type: 'function_call_output', call_id: call.call_id, output: tool.output });
       if (options.endTools?.has(name)) {
         end = 'end_tool';
         endTool = name;
