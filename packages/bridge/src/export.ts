@@ -112,7 +112,18 @@ async function openSink(opts: ExportOptions, fileFormat: FileFormat): Promise<Si
   } else if (opts.format === 'dpo') {
     columns = dpoColumns(opts.trainer);
     shape = dpoForParquet;
-  } else columns = rlColumns(opts.trainer, components);
+  } else {
+    columns = rlColumns(opts.trainer, components);
+    // NeMo-RL's batch gives a sample without one of the run's components 0.0 for it
+    // (build_reward_component_columns, nemo_rl/environments/nemo_gym.py), never a null.
+    if (opts.trainer === 'nemo_rl' && components.length) {
+      const keys = components.map((n) => `reward/${n}`);
+      shape = (r) => {
+        for (const k of keys) r[k] ??= 0;
+        return r;
+      };
+    }
+  }
   const sink = new ParquetSink(opts.output, columns, opts.parquetRowGroup);
   return {
     write: (r) => sink.write(shape(r)),

@@ -94,6 +94,21 @@ describe('reward components in each trainer key', () => {
     expect((await read('dpo')).map((p) => p._ng_task_index)).toEqual([0, 2]);
   });
 
+  it('Parquet, NeMo-RL: a row without one of the run\'s components has 0.0 for it, as NeMo-RL\'s batch builder fills it', async () => {
+    const uneven = join(dir, 'uneven.jsonl');
+    const a = tokenRollout({ task: 0, rollout: 0, reward: 1 });
+    a.reward_components = { format: 0.25, correctness: 0.75 };
+    const b = tokenRollout({ task: 0, rollout: 1, reward: 0.5 });
+    b.reward_components = { correctness: 0.5 };
+    writeFileSync(uneven, `${JSON.stringify(a)}\n${JSON.stringify(b)}\n`);
+    const out = join(dir, 'uneven-nemo.parquet');
+    await exportRollouts({ input: uneven, output: out, format: 'rl', trainer: 'nemo_rl' });
+    expect((await readParquet(out)).map((r) => [r['reward/correctness'], r['reward/format']])).toEqual([
+      [0.75, 0.25],
+      [0.5, 0],
+    ]);
+  });
+
   it('Parquet: the same keys as columns (read back by DuckDB), masked sample left out', async () => {
     const nemo = join(dir, 'rl-nemo.parquet');
     await exportRollouts({ input, output: nemo, format: 'rl', trainer: 'nemo_rl' });
