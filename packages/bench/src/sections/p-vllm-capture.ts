@@ -140,7 +140,7 @@ async function main(): Promise<void> {
   console.log(`vllm_model, token ids on; ${ROLLOUTS} rollouts × ${CALLS} chat calls per round, ${CONCURRENCY} rollouts at a time; prompts ${BASE}→${BASE + (CALLS - 1) * (GEN + TOOL)} tokens, ${GEN} generated`);
   const allModes: Mode[] = ['plain', 'capture', 'assembled', 'plain_b', 'capture_ids', 'assembled_ids'];
   // `--modes capture_ids,assembled_ids` runs only those (each with the plain rounds of its server).
-  const asked = modesArg();
+  const asked = modesArg(allModes);
   const modes = asked === null ? allModes : allModes.filter((m) => asked.has(m) || (m === 'plain' && [...asked].some((x) => !onSecond(x as Mode))) || (m === 'plain_b' && [...asked].some((x) => onSecond(x as Mode))));
   for (const w of [998, 999]) for (const m of modes) await round(m, w); // warm-up of every path, twice
   const cpuOf: Record<Mode, number[]> = { plain: [], capture: [], assembled: [], plain_b: [], capture_ids: [], assembled_ids: [] };
@@ -159,28 +159,37 @@ async function main(): Promise<void> {
     const against = onSecond(m) ? cpuOf.plain_b : cpuOf.plain;
     return median(cpuOf[m].map((x, i) => (x - against[i]!) / against[i]!)) * 100;
   };
-  function modesArg(): Set<string> | null {
-    const i = process.argv.indexOf('--modes');
-    if (i < 0) return null;
-    const names = (process.argv[i + 1] ?? '').split(',').filter(Boolean);
-    const unknown = names.filter((n) => !(allModes as string[]).includes(n));
-    if (unknown.length || names.length === 0) throw new Error(`--modes takes a comma-separated list of ${allModes.join(', ')}; got ${process.argv[i + 1] ?? '(nothing)'}`);
-    return new Set(names);
-  }
   const shown = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
   console.log(`server CPU per call, median of ${ROUNDS} rounds (each against the plain round beside it; target ≤ 5 %):`);
-  console.log(`  plain /v1/chat/completions (answers carry the ids)       ${median(cpuOf.plain).toFixed(0)} µs`);
-  console.log(`  captured, released unassembled (answers without ids)    ${median(cpuOf.capture).toFixed(0)} µs (${shown(over('capture'))})`);
-  console.log(`  captured + trajectory assembled (answers without ids)   ${median(cpuOf.assembled).toFixed(0)} µs (${shown(over('assembled'))})`);
-  console.log(`  second server (answer_token_ids: true, so captured calls answer the same bytes as plain ones): plain ${median(cpuOf.plain_b).toFixed(0)} µs;`);
-  console.log(`    captured, released unassembled ${median(cpuOf.capture_ids).toFixed(0)} µs (${shown(over('capture_ids'))}); captured + assembled ${median(cpuOf.assembled_ids).toFixed(0)} µs (${shown(over('assembled_ids'))})`);
-  console.log(`answer bytes per call (incl. the trajectory, per call): plain ${(bytesOf.plain / 1024).toFixed(1)} KiB, captured ${(bytesOf.capture / 1024).toFixed(1)} KiB, assembled ${(bytesOf.assembled / 1024).toFixed(1)} KiB, assembled with ids ${(bytesOf.assembled_ids / 1024).toFixed(1)} KiB`);
+  // One line per mode that ran (`--modes` may leave some out).
+  const LABELS: Record<Mode, string> = {
+    plain: 'plain /v1/chat/completions (answers carry the ids)',
+    capture: 'captured, released unassembled (answers without ids)',
+    assembled: 'captured + trajectory assembled (answers without ids)',
+    plain_b: 'second server (answer_token_ids: true, captured calls answer as plain ones): plain',
+    capture_ids: 'second server: captured, released unassembled',
+    assembled_ids: 'second server: captured + trajectory assembled',
+  };
+  for (const m of modes) {
+    const base = m === 'plain' || m === 'plain_b';
+    console.log(`  ${LABELS[m].padEnd(86)} ${median(cpuOf[m]).toFixed(0)} µs${base ? '' : ` (${shown(over(m))})`}; answers ${(bytesOf[m] / 1024).toFixed(1)} KiB per call (incl. the trajectory)`);
+  }
   for (const m of modes) console.log(`  rounds ${m}: ${cpuOf[m].map((x) => x.toFixed(0)).join(', ')} µs`);
   console.log(`capture bytes held per call (estimated, request body + ids + log-probs + output): ${(heldBytesPerCall / 1024).toFixed(1)} KiB; trajectory JSON per rollout: ${(trajectoryBytes / 1024).toFixed(1)} KiB; server RSS at the end ${(rss / 2 ** 20).toFixed(0)} MiB (captures released)`);
   servers.plain.child.kill();
   servers.withIds.child.kill();
   await agent.close();
   await stub.close();
+}
+
+/** `--modes a,b`: the modes to run (null: all). */
+function modesArg(allModes: readonly string[]): Set<string> | null {
+  const i = process.argv.indexOf('--modes');
+  if (i < 0) return null;
+  const names = (process.argv[i + 1] ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((n) => !allModes.includes(n));
+  if (unknown.length || names.length === 0) throw new Error(`--modes takes a comma-separated list of ${allModes.join(', ')}; got ${process.argv[i + 1] ?? '(nothing)'}`);
+  return new Set(names);
 }
 
 const serveAt = process.argv.indexOf('--serve');
